@@ -1,0 +1,197 @@
+"""The `mhgraph` command line."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from mhgraph.config import Settings, default_config_path, load_settings
+from mhgraph.errors import MhgraphError
+
+SAMPLE_CORPUS = "data/sample/corpus.json"
+
+
+def sample_corpus_path() -> Path:
+    return Path(str(resources.files("mhgraph").joinpath(SAMPLE_CORPUS)))
+
+
+@click.group()
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="TOML config file.")
+@click.option("--uri", "neo4j_uri", help="Neo4j URI (default: the local server mhgraph runs).")
+@click.option("--user", "neo4j_username", help="Neo4j user.")
+@click.option("--password", "neo4j_password", help="Neo4j password.")
+@click.option("--database", "neo4j_database", help="Neo4j database.")
+@click.option("--home", type=click.Path(path_type=Path), help="Directory of the local Neo4j server.")
+@click.option("--bolt-port", type=int, help="Bolt port of the local server.")
+@click.option("--http-port", type=int, help="HTTP port of the local server (Neo4j Browser).")
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None, **flags: object) -> None:
+    """mhgraph: multi-hop retrieval over a Neo4j knowledge graph."""
+    ctx.obj = {"flags": flags, "config_path": config_path}
+
+
+def settings_from(ctx: click.Context, **more: object) -> Settings:
+    root = ctx.find_root().obj
+    return load_settings({**root["flags"], **more}, root["config_path"])
+
+
+@cli.command("config")
+@click.pass_context
+def config_cmd(ctx: click.Context) -> None:
+    """Print the resolved settings and where each came from (secrets masked)."""
+    settings = settings_from(ctx)
+    click.echo(f"# config file: {ctx.find_root().obj['config_path'] or default_config_path()}")
+    for name, value in settings.resolved().items():
+        click.echo(f"{name:16} = {value!s:50} [{settings.origins.get(name, 'default')}]")
+
+
+# -- the local server -------------------------------------------------------------------------
+@cli.group()
+def neo4j() -> None:
+    """Install, start, stop and inspect the local Neo4j Community server."""
+
+
+def _local(ctx: click.Context):
+    from mhgraph.server import LocalNeo4j
+
+    settings = settings_from(ctx)
+    if not settings.uses_local_server:
+        click.echo(f"note: NEO4J_URI is set ({settings.neo4j_uri}); other commands use that server, "
+                   "not the local one", err=True)
+    return LocalNeo4j(settings)
+
+
+@neo4j.command("install")
+@click.pass_context
+def neo4j_install(ctx: click.Context) -> None:
+    """Fetch the pinned Neo4j jars, check Java 21+, write the config, set the password."""
+    from mhgraph.server.java import find_java
+
+    server = _local(ctx)
+    lib = server.install()
+    java, major = find_java(server.settings.java)
+    click.echo(f"Neo4j {server.lock.neo4j_version} Community + Browser {server.lock.browser_version}: {lib}")
+    click.echo(f"Java {major}: {java}")
+    click.echo(f"home: {server.home}")
+
+
+@neo4j.command("start")
+@click.option("--timeout", default=180.0, show_default=True, help="Seconds to wait for Bolt.")
+@click.pass_context
+def neo4j_start(ctx: click.Context, timeout: float) -> None:
+    """Start the server; returns when Bolt answers."""
+    status = _local(ctx).start(timeout=timeout)
+    click.echo("\n".join(status.lines()))
+
+
+@neo4j.command("stop")
+@click.pass_context
+def neo4j_stop(ctx: click.Context) -> None:
+    """Stop the server."""
+    click.echo("stopped" if _local(ctx).stop() else "not running")
+
+
+@neo4j.command("status")
+@click.pass_context
+def neo4j_status(ctx: click.Context) -> None:
+    """Version, edition, URI, data dir and server capabilities."""
+    settings = settings_from(ctx)
+    if settings.uses_local_server:
+        from mhgraph.server import LocalNeo4j
+
+        status = LocalNeo4j(settings).status()
+        click.echo("\n".join(status.lines()))
+        if not status.running:
+            return
+    _print_capabilities(settings)
+
+
+def _print_capabilities(settings: Settings) -> None:
+    from mhgraph.graph.capabilities import detect
+    from mhgraph.graph.connection import connect
+
+    with connect(settings) as driver:
+        caps = detect(driver, settings.neo4j_database)
+    click.echo(f"server:   {settings.uri} Neo4j {caps.version} {caps.edition}")
+    click.echo(f"cypher:   {', '.join(caps.cypher_versions)}")
+    click.echo(f"vector index: {caps.vector_index}; with filter properties: {caps.vector_filter_properties}; "
+               f"SEARCH clause: {caps.search_clause}")
+
+
+@neo4j.command("lock", hidden=True)
+@click.argument("neo4j_version")
+@click.argument("browser_version")
+def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
+    """(maintainers) Re-resolve the server's jars and pin them with checksums."""
+    from mhgraph.server.artifacts import LOCK_FILE, generate_lock
+
+    lock = generate_lock(neo4j_version, browser_version)
+    click.echo(f"pinned {len(lock.artifacts)} jars in {LOCK_FILE}")
+
+
+# -- ingest -----------------------------------------------------------------------------------
+@cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["json", "flat"]), help="Override format detection.")
+@click.option("--model", "embedding_model", help="sentence-transformers model name or path.")
+@click.option("--chunk-size", type=int, help="Tokens per chunk (default 256).")
+@click.option("--chunk-overlap", type=int, help="Tokens shared by consecutive chunks (default 32).")
+@click.option("--batch-size", default=32, show_default=True, help="Documents per write transaction.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.pass_context
+def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, no_progress: bool,
+           **overrides: object) -> None:
+    """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample."""
+    from mhgraph.graph.connection import connect
+    from mhgraph.ingest.pipeline import ingest_corpus
+
+    settings = settings_from(ctx, **overrides)
+    path = path or sample_corpus_path()
+    with connect(settings) as driver:
+        summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, progress=not no_progress)
+    click.echo("\n".join(summary.lines()))
+
+
+@cli.command()
+@click.pass_context
+def quickstart(ctx: click.Context) -> None:
+    """Install and start the local Neo4j, ingest the bundled corpus, say how to open Browser."""
+    from mhgraph.graph.connection import connect
+    from mhgraph.ingest.pipeline import ingest_corpus
+    from mhgraph.server import LocalNeo4j
+
+    settings = settings_from(ctx)
+    if settings.uses_local_server:
+        status = LocalNeo4j(settings).start()
+        click.echo("\n".join(status.lines()))
+    with connect(settings) as driver:
+        summary = ingest_corpus(sample_corpus_path(), settings, driver)
+    click.echo("\n".join(summary.lines()))
+    if settings.uses_local_server:
+        server = LocalNeo4j(settings)
+        click.echo(f"\nOpen Neo4j Browser at {server.http_url}/browser/ and connect to {server.bolt_uri}")
+        click.echo(f"as user 'neo4j' with the password in {server.password_file} (or NEO4J_PASSWORD).")
+        click.echo("Try: MATCH p=(:Source)<-[:PUBLISHED_BY]-(:Document)<-[:FROM_DOCUMENT]-(:Chunk) RETURN p LIMIT 50")
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=False)
+    except MhgraphError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""Settings resolved from flags, then environment, then a config file, then defaults.
+
+`mhgraph config` prints the result together with where each value came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from platformdirs import user_cache_dir, user_config_dir, user_data_dir
+
+from mhgraph.errors import MhgraphError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+# setting name -> environment variable read for it
+ENV_VARS: dict[str, str] = {
+    "neo4j_uri": "NEO4J_URI",
+    "neo4j_username": "NEO4J_USERNAME",
+    "neo4j_password": "NEO4J_PASSWORD",
+    "neo4j_database": "NEO4J_DATABASE",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "openai_api_key": "OPENAI_API_KEY",
+    "llm_model": "MHGRAPH_LLM_MODEL",
+    "embedding_model": "MHGRAPH_EMBEDDING_MODEL",
+    "chunk_size": "MHGRAPH_CHUNK_SIZE",
+    "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
+    "home": "MHGRAPH_HOME",
+    "cache_dir": "MHGRAPH_CACHE_DIR",
+    "bolt_port": "MHGRAPH_BOLT_PORT",
+    "http_port": "MHGRAPH_HTTP_PORT",
+    "heap_size": "MHGRAPH_HEAP_SIZE",
+    "pagecache_size": "MHGRAPH_PAGECACHE_SIZE",
+    "java": "MHGRAPH_JAVA",
+}
+SECRETS = frozenset({"neo4j_password", "openai_api_key"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    # Where the graph lives. No neo4j_uri means: the local server mhgraph installs and runs.
+    neo4j_uri: str | None = None
+    neo4j_username: str = "neo4j"
+    neo4j_password: str | None = None
+    neo4j_database: str = "neo4j"
+    # LLM endpoint (OpenAI-compatible); absent means LLM steps run their offline strategy.
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    llm_model: str | None = None
+    # Ingest
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    chunk_size: int = 256
+    chunk_overlap: int = 32
+    # The local server
+    home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
+    cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
+    bolt_port: int = 7687
+    http_port: int = 7474
+    heap_size: str = "1g"
+    pagecache_size: str = "512m"
+    java: str | None = None
+    # setting name -> "flag" | "env" | "file" | "default"
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def uses_local_server(self) -> bool:
+        return self.neo4j_uri is None
+
+    @property
+    def uri(self) -> str:
+        return self.neo4j_uri or f"bolt://127.0.0.1:{self.bolt_port}"
+
+    def resolved(self) -> dict[str, Any]:
+        """Every setting with its value, secrets masked."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "origins":
+                continue
+            value = getattr(self, f.name)
+            if f.name in SECRETS and value:
+                value = mask(str(value))
+            out[f.name] = str(value) if isinstance(value, Path) else value
+        return out
+
+
+def mask(secret: str) -> str:
+    return "****" if len(secret) < 8 else f"{secret[:2]}****{secret[-2:]}"
+
+
+def default_config_path() -> Path:
+    """$MHGRAPH_CONFIG, else ./mhgraph.toml if present, else the user config dir."""
+    if env := os.environ.get("MHGRAPH_CONFIG"):
+        return Path(env)
+    local = Path("mhgraph.toml")
+    if local.is_file():
+        return local
+    return Path(user_config_dir("mhgraph")) / "config.toml"
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise MhgraphError(f"{path}: invalid TOML config: {exc}") from exc
+    known = {f.name for f in dataclasses.fields(Settings)} - {"origins"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise MhgraphError(f"{path}: unknown setting '{unknown[0]}' (known: {', '.join(sorted(known))})")
+    return data
+
+
+def _coerce(name: str, value: Any, origin: str) -> Any:
+    ftype = {f.name: f.type for f in dataclasses.fields(Settings)}[name]
+    try:
+        if ftype == "int":
+            return int(value)
+        if ftype == "Path":
+            return Path(str(value)).expanduser()
+    except (TypeError, ValueError) as exc:
+        raise MhgraphError(f"setting '{name}' from {origin}: expected an integer, got {value!r}") from exc
+    return None if value in ("", None) else str(value)
+
+
+def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | None = None) -> Settings:
+    """Resolve settings: flags > environment > config file > defaults."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    path = config_path or default_config_path()
+    file_values = _read_config_file(path)
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for f in dataclasses.fields(Settings):
+        name = f.name
+        if name == "origins":
+            continue
+        env_name = ENV_VARS.get(name)
+        if name in flags:
+            values[name], origins[name] = _coerce(name, flags[name], "flag"), "flag"
+        elif env_name and os.environ.get(env_name):
+            values[name], origins[name] = _coerce(name, os.environ[env_name], f"${env_name}"), "env"
+        elif name in file_values:
+            values[name], origins[name] = _coerce(name, file_values[name], str(path)), "file"
+        else:
+            origins[name] = "default"
+    settings = Settings(**values, origins=origins)
+    if settings.chunk_overlap >= settings.chunk_size or settings.chunk_overlap < 0:
+        raise MhgraphError(
+            f"chunk_overlap must be >= 0 and < chunk_size (got {settings.chunk_overlap} and {settings.chunk_size})"
+        )
+    return settings

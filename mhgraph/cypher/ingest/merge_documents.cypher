@@ -1,0 +1,15 @@
+// Upsert Documents and their Sources. $documents: [{id, title, url, author, category,
+// published_at, source, fingerprint}]. The fingerprint is written in the same transaction as the
+// chunks, so a Document carrying it is known to be complete.
+UNWIND $documents AS d
+MERGE (doc:Document {id: d.id})
+SET doc.title = d.title,
+    doc.url = d.url,
+    doc.author = d.author,
+    doc.category = d.category,
+    doc.published_at = d.published_at,
+    doc.ingest_fingerprint = d.fingerprint
+FOREACH (name IN CASE WHEN d.source IS NULL THEN [] ELSE [d.source] END |
+  MERGE (s:Source {name: name})
+  MERGE (doc)-[:PUBLISHED_BY]->(s)
+)

@@ -1,0 +1,16 @@
+"""Errors that the CLI reports as one line, with no traceback."""
+
+
+class MhgraphError(Exception):
+    """A user-facing failure: its message is complete on one line."""
+
+
+class InputError(MhgraphError):
+    """Bad input data; the message names the file and the line or record."""
+
+    def __init__(self, path: object, where: str, message: str) -> None:
+        self.path = str(path)
+        self.where = where
+        self.detail = message
+        location = f"{self.path}:{where}" if where else self.path
+        super().__init__(f"{location}: {message}")

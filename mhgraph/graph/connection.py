@@ -1,0 +1,35 @@
+"""One driver factory for every command: the configured server, or the local one."""
+
+from __future__ import annotations
+
+from neo4j import Driver, GraphDatabase
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
+from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
+
+
+def credentials(settings: Settings) -> tuple[str, str]:
+    if settings.neo4j_password:
+        return settings.neo4j_username, settings.neo4j_password
+    if settings.uses_local_server:
+        from mhgraph.server import LocalNeo4j
+
+        return settings.neo4j_username, LocalNeo4j(settings).password()
+    raise MhgraphError(f"NEO4J_PASSWORD is not set for {settings.uri}")
+
+
+def connect(settings: Settings) -> Driver:
+    """A verified driver, or a one-line error saying what to do."""
+    # Schema notifications (e.g. "property does not exist yet" on a fresh graph) are expected noise.
+    driver = GraphDatabase.driver(settings.uri, auth=credentials(settings), notifications_min_severity="OFF")
+    try:
+        driver.verify_connectivity()
+    except AuthError as exc:
+        driver.close()
+        raise MhgraphError(f"{settings.uri}: authentication failed for user '{settings.neo4j_username}'") from exc
+    except (ServiceUnavailable, OSError) as exc:
+        driver.close()
+        hint = " (start it with 'mhgraph neo4j start')" if settings.uses_local_server else ""
+        raise MhgraphError(f"Neo4j is not reachable at {settings.uri}{hint}") from exc
+    return driver

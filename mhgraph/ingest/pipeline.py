@@ -1,0 +1,117 @@
+"""`mhgraph ingest`: parse -> chunk -> embed -> write, with progress bars and a closing summary."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from neo4j import Driver
+from tqdm import tqdm
+
+from mhgraph.config import Settings
+from mhgraph.graph.capabilities import detect
+from mhgraph.graph.schema import ensure_schema
+from mhgraph.ingest.chunking import TokenChunker
+from mhgraph.ingest.corpus import Corpus, Format, read_corpus
+from mhgraph.ingest.embedder import SentenceEmbedder
+from mhgraph.ingest.writer import GraphWriter, PreparedDocument
+
+
+@dataclass(frozen=True)
+class IngestSummary:
+    path: str
+    format: str
+    documents: int          # articles in the file (not counting empty ones)
+    chunks: int             # chunks of those articles
+    sources: int            # distinct sources among them
+    skipped_empty: int      # empty passages / bodies, skipped
+    written: int            # documents written now
+    unchanged: int          # documents already stored identically, left as they were
+    seconds: float
+    graph: dict[str, int]   # totals in the database afterwards
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds else 0.0
+
+    def lines(self) -> list[str]:
+        return [
+            f"ingested {self.path} ({self.format})",
+            f"  documents {self.documents} (written {self.written}, unchanged {self.unchanged}, "
+            f"empty skipped {self.skipped_empty})",
+            f"  chunks    {self.chunks}",
+            f"  sources   {self.sources}",
+            f"  time      {self.seconds:.1f} s ({self.chunks_per_second:.1f} chunks/s)",
+            f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
+            f"{self.graph['sources']} sources",
+        ]
+
+
+def chunk_id(document_id: str, start_char: int, end_char: int) -> str:
+    return hashlib.sha256(f"{document_id}:{start_char}:{end_char}".encode()).hexdigest()[:32]
+
+
+def fingerprint(document_id: str, model: str, chunk_ids: list[str]) -> str:
+    """Changes whenever the article, the model or the chunking changes."""
+    return hashlib.sha256("\x1f".join([document_id, model, *chunk_ids]).encode()).hexdigest()[:32]
+
+
+def prepare(corpus: Corpus, chunker: TokenChunker, model: str, progress: bool) -> list[PreparedDocument]:
+    prepared, seen = [], set()
+    for article in tqdm(corpus.articles, desc="parse+chunk", unit="doc", disable=not progress):
+        if article.id in seen:  # the same article twice in one file is stored once
+            continue
+        seen.add(article.id)
+        spans = chunker.split(article.body)
+        ids = [chunk_id(article.id, s.start_char, s.end_char) for s in spans]
+        prepared.append(PreparedDocument(article, spans, ids, fingerprint(article.id, model, ids)))
+    return prepared
+
+
+def ingest_corpus(
+    path: Path | str,
+    settings: Settings,
+    driver: Driver,
+    *,
+    fmt: Format | None = None,
+    batch_size: int = 32,
+    embedder: SentenceEmbedder | None = None,
+    progress: bool = True,
+) -> IngestSummary:
+    started = time.perf_counter()
+    corpus = read_corpus(path, fmt)  # raises InputError before anything is written
+    embedder = embedder or SentenceEmbedder(settings.embedding_model)
+    chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
+    documents = prepare(corpus, chunker, settings.embedding_model, progress)
+
+    database = settings.neo4j_database
+    ensure_schema(driver, database, embedder.dimensions, detect(driver, database))
+    writer = GraphWriter(driver, database)
+    stored = writer.fingerprints(d.id for d in documents)
+    todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
+
+    texts = [span.text for d in todo for span in d.chunks]
+    vectors = []
+    with tqdm(total=len(texts), desc="embed", unit="chunk", disable=not progress) as bar:
+        for i in range(0, len(texts), 256):
+            vectors.extend(embedder.embed_documents(texts[i:i + 256]))
+            bar.update(len(texts[i:i + 256]))
+    offset = 0
+    for d in todo:
+        d.embeddings = vectors[offset:offset + len(d.chunks)]
+        offset += len(d.chunks)
+
+    with tqdm(total=len(todo), desc="write", unit="doc", disable=not progress) as bar:
+        for i in range(0, len(todo), batch_size):
+            writer.write(todo[i:i + batch_size])
+            bar.update(len(todo[i:i + batch_size]))
+
+    return IngestSummary(
+        path=str(path), format=corpus.format, documents=len(documents),
+        chunks=sum(len(d.chunks) for d in documents),
+        sources=len({d.article.source for d in documents if d.article.source}),
+        skipped_empty=corpus.skipped_empty, written=len(todo), unchanged=len(documents) - len(todo),
+        seconds=time.perf_counter() - started, graph=writer.counts(),
+    )

@@ -1,0 +1,72 @@
+"""Batched, idempotent writes of Documents and Chunks (UNWIND, one transaction per batch)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from neo4j import Driver, ManagedTransaction
+
+from mhgraph import cypher
+from mhgraph.ingest.chunking import ChunkSpan
+from mhgraph.ingest.corpus import Article
+
+
+@dataclass
+class PreparedDocument:
+    """An article with its chunks (and, once embedded, their vectors) ready to write."""
+
+    article: Article
+    chunks: list[ChunkSpan]
+    chunk_ids: list[str]
+    fingerprint: str
+    embeddings: Sequence[Sequence[float]] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.article.id
+
+
+class GraphWriter:
+    def __init__(self, driver: Driver, database: str | None = None) -> None:
+        self.driver = driver
+        self.database = database
+
+    def fingerprints(self, ids: Iterable[str]) -> dict[str, str | None]:
+        records, _, _ = self.driver.execute_query(
+            cypher.load("ingest/document_fingerprints"), ids=list(ids), database_=self.database
+        )
+        return {r["id"]: r["fingerprint"] for r in records}
+
+    def counts(self) -> dict[str, int]:
+        records, _, _ = self.driver.execute_query(cypher.load("ingest/graph_counts"), database_=self.database)
+        return dict(records[0])
+
+    def write(self, batch: Sequence[PreparedDocument]) -> None:
+        """Write a batch atomically: a killed ingest leaves whole documents or none."""
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(self._write_batch, batch)
+
+    @staticmethod
+    def _write_batch(tx: ManagedTransaction, batch: Sequence[PreparedDocument]) -> None:
+        documents, chunks, links = [], [], []
+        for doc in batch:
+            a = doc.article
+            documents.append({
+                "id": doc.id, "title": a.title, "url": a.url, "author": a.author, "category": a.category,
+                "published_at": a.published_at, "source": a.source, "fingerprint": doc.fingerprint,
+                "chunk_ids": doc.chunk_ids,
+            })
+            assert doc.embeddings is not None and len(doc.embeddings) == len(doc.chunks)
+            for span, chunk_id, vector in zip(doc.chunks, doc.chunk_ids, doc.embeddings):
+                chunks.append({
+                    "id": chunk_id, "document_id": doc.id, "index": span.index, "text": span.text,
+                    "embedding": [float(x) for x in vector], "source": a.source,
+                    "published_at": a.published_at, "token_count": span.token_count,
+                    "start_char": span.start_char, "end_char": span.end_char,
+                })
+            links += [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
+        tx.run(cypher.load("ingest/delete_stale_chunks"), documents=documents).consume()
+        tx.run(cypher.load("ingest/merge_documents"), documents=documents).consume()
+        tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks).consume()
+        tx.run(cypher.load("ingest/link_next_chunks"), links=links).consume()

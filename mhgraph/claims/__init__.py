@@ -1,0 +1,1 @@
+"""Claim nodes with bridge-topics and bridge-targets (planned)."""

@@ -1,0 +1,1 @@
+"""Evaluation on MultiHop-RAG: gold matching, metrics, reports, traces."""

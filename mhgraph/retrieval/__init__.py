@@ -1,0 +1,1 @@
+"""Retrieval methods, one module each, behind `mhgraph.retrieval.base.Retriever`."""

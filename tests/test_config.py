@@ -1,0 +1,60 @@
+"""Settings resolve flags > environment > config file > defaults; `mhgraph config` masks secrets."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mhgraph.config import load_settings
+from mhgraph.errors import MhgraphError
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "mhgraph.toml"
+    path.write_text('neo4j_database = "fromfile"\nneo4j_username = "fileuser"\nchunk_size = 128\n'
+                    'neo4j_password = "file-secret-123"\n')
+    return path
+
+
+def test_precedence_flag_env_file_default(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_DATABASE", "fromenv")
+    monkeypatch.delenv("NEO4J_USERNAME", raising=False)
+    monkeypatch.delenv("NEO4J_URI", raising=False)
+    s = load_settings({"neo4j_database": "fromflag"}, config_file)
+    assert s.neo4j_database == "fromflag" and s.origins["neo4j_database"] == "flag"
+    s = load_settings({}, config_file)
+    assert s.neo4j_database == "fromenv" and s.origins["neo4j_database"] == "env"
+    assert s.neo4j_username == "fileuser" and s.origins["neo4j_username"] == "file"
+    assert s.chunk_size == 128
+    assert s.chunk_overlap == 32 and s.origins["chunk_overlap"] == "default"
+    assert s.uses_local_server and s.uri == "bolt://127.0.0.1:7687"
+
+
+def test_env_uri_means_external_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("NEO4J_URI", "neo4j+s://example.databases.neo4j.io")
+    s = load_settings({}, tmp_path / "absent.toml")
+    assert not s.uses_local_server and s.uri == "neo4j+s://example.databases.neo4j.io"
+
+
+def test_bad_config_values_are_one_line_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("chunk_sizes = 3\n")
+    with pytest.raises(MhgraphError, match=r"bad\.toml: unknown setting 'chunk_sizes'"):
+        load_settings({}, bad)
+    bad.write_text("chunk_size = [\n")
+    with pytest.raises(MhgraphError, match=r"bad\.toml: invalid TOML"):
+        load_settings({}, bad)
+    with pytest.raises(MhgraphError, match="chunk_overlap must be"):
+        load_settings({"chunk_size": 32, "chunk_overlap": 32}, tmp_path / "absent.toml")
+
+
+def test_config_command_masks_password(config_file: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "NEO4J_PASSWORD": "env-secret-456", "HOME": str(config_file.parent)}
+    out = subprocess.run([sys.executable, "-m", "mhgraph.cli", "--config", str(config_file), "config"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    assert "env-secret-456" not in out and "file-secret-123" not in out
+    password_line = next(l for l in out.splitlines() if l.startswith("neo4j_password"))
+    assert "en****56" in password_line and "[env]" in password_line
+    assert any(l.startswith("neo4j_database") and "fromfile" in l and "[file]" in l for l in out.splitlines())

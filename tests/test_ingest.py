@@ -1,0 +1,191 @@
+"""Ingest into the real server: schema, counts, chunk boundaries, idempotence, resume, both formats."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from neo4j.time import DateTime
+
+from mhgraph.errors import InputError
+from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
+from mhgraph.ingest.corpus import read_corpus
+from mhgraph.ingest.pipeline import ingest_corpus
+from tests.conftest import SAMPLE, cli_env, wipe
+from tests.graph_state import snapshot
+
+CORPUS = SAMPLE / "corpus.json"
+FLAT = SAMPLE / "corpus.txt"
+
+
+@pytest.fixture
+def ingested(empty_graph, settings, embedder):
+    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=embedder, progress=False)
+    return summary
+
+
+def query(driver, settings, cypher: str, **params):
+    records, _, _ = driver.execute_query(cypher, params, database_=settings.neo4j_database)
+    return [r.data() for r in records]
+
+
+def test_schema_and_indexes_exist(ingested, driver, settings, embedder) -> None:
+    constraints = {(r["labels"][0], r["properties"][0]) for r in query(
+        driver, settings, "SHOW CONSTRAINTS YIELD type, labelsOrTypes AS labels, properties WHERE type = 'UNIQUENESS' RETURN *")}
+    assert {("Source", "name"), ("Document", "id"), ("Chunk", "id")} <= constraints
+    indexes = {r["name"]: r for r in query(
+        driver, settings, "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, options RETURN *")}
+    vector = indexes[VECTOR_INDEX]
+    assert vector["type"] == "VECTOR" and vector["state"] == "ONLINE" and vector["labelsOrTypes"] == ["Chunk"]
+    assert vector["properties"] == ["embedding", "source", "published_at"]  # filter properties (2026.x)
+    assert vector["options"]["indexConfig"]["vector.dimensions"] == embedder.dimensions == 384
+    fulltext = indexes[FULLTEXT_INDEX]
+    assert fulltext["type"] == "FULLTEXT" and fulltext["properties"] == ["text"] and fulltext["state"] == "ONLINE"
+    ranges = {(tuple(r["labelsOrTypes"]), tuple(r["properties"])) for r in indexes.values() if r["type"] == "RANGE"}
+    assert {(("Chunk",), ("source",)), (("Chunk",), ("published_at",))} <= ranges
+
+
+def test_counts_match_the_corpus(ingested, driver, settings, embedder) -> None:
+    articles = json.loads(CORPUS.read_text())
+    from mhgraph.ingest.chunking import TokenChunker
+
+    chunker = TokenChunker(embedder.tokenizer, 256, 32)
+    expected_chunks = sum(len(chunker.split(a["body"].strip())) for a in articles)
+    counts = query(driver, settings, "RETURN COUNT{(:Document)} AS d, COUNT{(:Chunk)} AS c, COUNT{(:Source)} AS s, "
+                   "COUNT{()-[:PUBLISHED_BY]->()} AS p, COUNT{()-[:FROM_DOCUMENT]->()} AS f, COUNT{()-[:NEXT_CHUNK]->()} AS n")[0]
+    assert counts["d"] == len(articles) == ingested.documents == 18
+    assert counts["s"] == len({a["source"] for a in articles}) == ingested.sources
+    assert counts["c"] == expected_chunks == ingested.chunks and expected_chunks > len(articles)
+    assert counts["p"] == counts["d"] and counts["f"] == counts["c"]
+    assert counts["n"] == counts["c"] - counts["d"]  # one chain per document
+    assert ingested.written == 18 and ingested.unchanged == 0
+
+
+def test_metadata_types_and_values(ingested, driver, settings) -> None:
+    articles = {a["title"]: a for a in json.loads(CORPUS.read_text())}
+    rows = query(driver, settings, "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d:Document)-[:PUBLISHED_BY]->(s:Source) "
+                 "RETURN d.title AS title, d.url AS url, d.author AS author, d.category AS category, "
+                 "d.published_at AS d_at, c.published_at AS c_at, c.source AS c_source, s.name AS source")
+    for r in rows:
+        a = articles[r["title"]]
+        assert isinstance(r["d_at"], DateTime) and r["d_at"] == r["c_at"]
+        assert r["d_at"].to_native() == datetime.fromisoformat(a["published_at"])
+        assert r["source"] == r["c_source"] == a["source"]
+        assert (r["url"], r["author"], r["category"]) == (a["url"], a["author"], a["category"])
+
+
+def test_chunk_boundaries_and_overlap(ingested, driver, settings, embedder) -> None:
+    """Windows of 256 tokens stepping by 224, computed here from the tokenizer's own offsets."""
+    bodies = {a["title"]: a["body"].strip() for a in json.loads(CORPUS.read_text())}
+    docs = query(driver, settings, "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d:Document) WITH d, c ORDER BY c.index "
+                 "RETURN d.title AS title, collect(c {.index, .text, .token_count, .start_char, .end_char, .id}) AS chunks")
+    multi = 0
+    for doc in docs:
+        body = bodies[doc["title"]]
+        offsets = embedder.tokenizer(body, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        chunks = doc["chunks"]
+        assert [c["index"] for c in chunks] == list(range(len(chunks)))
+        for c in chunks:
+            first, last = c["index"] * 224, min(c["index"] * 224 + 256, len(offsets)) - 1
+            assert c["start_char"] == offsets[first][0] and c["end_char"] == offsets[last][1]
+            assert c["text"] == body[c["start_char"]:c["end_char"]]
+            assert c["token_count"] == last - first + 1
+        assert all(c["token_count"] == 256 for c in chunks[:-1]) and 0 < chunks[-1]["token_count"] <= 256
+        assert chunks[-1]["end_char"] == offsets[-1][1]  # nothing lost at the end
+        for a, b in zip(chunks, chunks[1:]):
+            shared = body[b["start_char"]:a["end_char"]]
+            assert len(embedder.tokenizer(shared, add_special_tokens=False)["input_ids"]) == 32
+            multi += 1
+        chain = query(driver, settings, "MATCH (a:Chunk)-[:NEXT_CHUNK]->(b:Chunk) WHERE a.id IN $ids "
+                      "RETURN a.id AS a, b.id AS b", ids=[c["id"] for c in chunks])
+        assert {(r["a"], r["b"]) for r in chain} == {(a["id"], b["id"]) for a, b in zip(chunks, chunks[1:])}
+    assert multi >= 8  # the long articles really were split
+
+
+def test_reingest_changes_nothing(ingested, driver, settings, embedder) -> None:
+    before = snapshot(driver, settings.neo4j_database)
+    ids_before = query(driver, settings, "MATCH (n) RETURN elementId(n) AS e ORDER BY e")
+    again = ingest_corpus(CORPUS, settings, driver, embedder=embedder, progress=False)
+    assert again.written == 0 and again.unchanged == 18
+    assert snapshot(driver, settings.neo4j_database) == before
+    assert query(driver, settings, "MATCH (n) RETURN elementId(n) AS e ORDER BY e") == ids_before
+
+
+def test_changed_chunking_replaces_chunks(ingested, driver, settings, embedder) -> None:
+    from dataclasses import replace
+
+    smaller = replace(settings, chunk_size=128, chunk_overlap=16)
+    summary = ingest_corpus(CORPUS, smaller, driver, embedder=embedder, progress=False)
+    assert summary.written == 18
+    stats = query(driver, settings, "MATCH (c:Chunk) RETURN count(c) AS n, max(c.token_count) AS biggest")[0]
+    assert stats["n"] == summary.chunks > ingested.chunks and stats["biggest"] == 128
+
+
+def test_quotes_and_braces_in_titles_survive(ingested, driver, settings) -> None:
+    title = next(a["title"] for a in json.loads(CORPUS.read_text()) if '"' in a["title"] and "}" in a["title"])
+    rows = query(driver, settings, "MATCH (d:Document {title: $title}) RETURN d.title AS title", title=title)
+    assert rows == [{"title": title}]
+
+
+def test_flat_format_gives_same_text_without_metadata(empty_graph, settings, embedder) -> None:
+    summary = ingest_corpus(FLAT, settings, empty_graph, embedder=embedder, progress=False)
+    assert summary.format == "flat" and summary.documents == 18 and summary.sources == 0
+    titles = {a.title for a in read_corpus(CORPUS).articles}
+    rows = query(empty_graph, settings, "MATCH (d:Document) RETURN d.title AS title, d.published_at AS at, "
+                 "COUNT { (d)-[:PUBLISHED_BY]->() } AS sources")
+    assert {r["title"] for r in rows} == titles
+    assert all(r["at"] is None and r["sources"] == 0 for r in rows)
+    from mhgraph.ingest.chunking import TokenChunker
+
+    chunker = TokenChunker(embedder.tokenizer, 256, 32)
+    assert summary.chunks == sum(len(chunker.split(a.body)) for a in read_corpus(CORPUS).articles)
+
+
+def test_format_flag_overrides_detection(empty_graph, settings, embedder, tmp_path: Path) -> None:
+    flat_named_json = tmp_path / "corpus.data"
+    flat_named_json.write_text(FLAT.read_text())
+    with pytest.raises(InputError, match=r"corpus\.data:1: expected a JSON list|corpus\.data:1: invalid JSON"):
+        ingest_corpus(flat_named_json, settings, empty_graph, fmt="json", embedder=embedder, progress=False)
+    summary = ingest_corpus(flat_named_json, settings, empty_graph, fmt="flat", embedder=embedder, progress=False)
+    assert summary.documents == 18
+
+
+def _big_corpus(path: Path, copies: int) -> int:
+    articles = json.loads(CORPUS.read_text())
+    big = [{**a, "title": f"{a['title']} (part {i})", "url": f"{a['url']}?part={i}"}
+           for i in range(copies) for a in articles]
+    path.write_text(json.dumps(big))
+    return len(big)
+
+
+def test_resume_after_kill_matches_clean_run(empty_graph, settings, tmp_path: Path) -> None:
+    corpus = tmp_path / "big.json"
+    total = _big_corpus(corpus, 6)
+    cmd = [sys.executable, "-m", "mhgraph.cli", "ingest", str(corpus), "--batch-size", "1", "--no-progress"]
+    count = lambda: empty_graph.execute_query("RETURN COUNT{(:Document)} AS n",  # noqa: E731
+                                              database_=settings.neo4j_database).records[0]["n"]
+    proc = subprocess.Popen(cmd, env=cli_env(settings), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while (written := count()) < 5 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed_at = count()
+    assert 0 < killed_at < total, f"kill landed outside the write phase ({killed_at} of {total})"
+
+    resumed = subprocess.run(cmd, env=cli_env(settings), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"unchanged {killed_at}" in resumed.stdout  # the finished documents were not redone
+    after_resume = snapshot(empty_graph, settings.neo4j_database)
+
+    wipe(empty_graph, settings.neo4j_database)
+    clean = subprocess.run(cmd, env=cli_env(settings), capture_output=True, text=True, timeout=600)
+    assert clean.returncode == 0, clean.stderr
+    assert snapshot(empty_graph, settings.neo4j_database) == after_resume
+    assert len(after_resume["documents"]) == total

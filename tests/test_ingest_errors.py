@@ -1,0 +1,80 @@
+"""Bad input: a one-line error naming the file and line/record, non-zero exit, the graph untouched."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mhgraph.ingest.pipeline import ingest_corpus
+from tests.conftest import SAMPLE, run_cli
+from tests.graph_state import snapshot
+
+GOOD = [{"title": "Good one", "body": "A fine body.", "source": "Harbor Ledger",
+         "published_at": "2023-10-01T10:00:00+00:00"}]
+
+
+def _json(records: list) -> str:
+    return json.dumps(records, indent=2)
+
+
+CASES = {
+    # name: (file name, content (str or bytes), expected fragment after the path)
+    "wrong encoding": ("latin1.txt", "Title: Caf\u00e9\nPassage: ok\n<endofpassage>\nTitle: Na\u00efve\nPassage: x\n".encode("latin-1"),
+                       ":1: not valid UTF-8"),
+    "entry without Title": ("notitle.txt", "Title: One\nPassage: first\n<endofpassage>\n\nPassage: orphan text\n",
+                            ":5: entry does not start with 'Title:'"),
+    "entry without Passage": ("nopassage.txt", "Title: One\nPassage: first\n<endofpassage>\nTitle: Two\nno passage here\n",
+                              ":4: entry 'Two' has no 'Passage:' line"),
+    "invalid JSON": ("broken.json", _json(GOOD)[:-1] + ',\n  {"title": "x", "body": }\n]', ":9: invalid JSON: Expecting value (column 26)"),
+    "bad date": ("baddate.json", _json(GOOD + [{"title": "Later", "body": "b", "published_at": "2023-13-45"}]),
+                 ":8 (record 2): field 'published_at': bad date '2023-13-45'"),
+    "record without body": ("nobody.json", _json(GOOD + [{"title": "No body here"}]),
+                            ":8 (record 2): article 'No body here' has no field 'body'"),
+    "record without title": ("notitle.json", _json([{"body": "text only"}]), ":2 (record 1): missing field 'title'"),
+    "not a list": ("object.json", '{"title": "x"}', ":1: expected a JSON list of articles"),
+}
+
+
+@pytest.fixture
+def populated(empty_graph, settings, embedder):
+    ingest_corpus(SAMPLE / "corpus.json", settings, empty_graph, embedder=embedder, progress=False)
+    return snapshot(empty_graph, settings.neo4j_database)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_reported_and_changes_nothing(case: str, populated, driver, settings, tmp_path: Path) -> None:
+    name, content, expected = CASES[case]
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = run_cli(settings, "ingest", str(path), "--no-progress")
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {path}{expected}"), lines[0]
+    assert snapshot(driver, settings.neo4j_database) == populated
+
+
+@pytest.mark.parametrize("target", ["missing.json", "a-directory"])
+def test_unreadable_file(target: str, populated, driver, settings, tmp_path: Path) -> None:
+    (tmp_path / "a-directory").mkdir()
+    path = tmp_path / target
+    result = run_cli(settings, "ingest", str(path), "--no-progress")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: cannot read file: {'No such file or directory' if target == 'missing.json' else 'Is a directory'}"
+    ]
+    assert snapshot(driver, settings.neo4j_database) == populated
+
+
+def test_empty_passages_are_skipped_and_counted(empty_graph, settings, tmp_path: Path) -> None:
+    path = tmp_path / "with-empty.txt"
+    path.write_text("Title: Full\nPassage: Words here.\n<endofpassage>\nTitle: Hollow\nPassage:\n\n<endofpassage>\n"
+                    "Title: Also full\nPassage: More words.\n")
+    result = run_cli(settings, "ingest", str(path), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "documents 2 (written 2, unchanged 0, empty skipped 1)" in result.stdout
+    titles = empty_graph.execute_query("MATCH (d:Document) RETURN d.title AS t ORDER BY t",
+                                       database_=settings.neo4j_database).records
+    assert [r["t"] for r in titles] == ["Also full", "Full"]

@@ -156,6 +156,101 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
 
 
 @cli.command()
+@click.argument("question")
+@click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
+@click.option("-k", "--top-k", default=10, show_default=True, help="Chunks per hop.")
+@click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
+@click.pass_context
+def query(ctx: click.Context, question: str, method: str, top_k: int, width: int) -> None:
+    """Retrieve evidence for QUESTION and print it per hop."""
+    from mhgraph.graph.connection import connect
+    from mhgraph.retrieval import build_retriever
+
+    settings = settings_from(ctx)
+    with connect(settings) as driver:
+        result = build_retriever(method, driver, settings).search(question, top_k=top_k)
+    click.echo(f"{result.method}: {len(result.hops)} hop(s), {result.seconds * 1000:.0f} ms")
+    for hop in result.hops:
+        click.echo(f"\nhop {hop.index}  query: {hop.query!r}  filters: {hop.filters or '-'}  ({hop.seconds * 1000:.0f} ms)")
+        for c in hop.chunks:
+            date = c.published_at.date().isoformat() if c.published_at else "-"
+            click.echo(f"{c.rank:3d}  {c.score:8.4f}  {c.title or '-'} | {c.source or '-'} | {date}")
+            snippet = " ".join(c.text.split())
+            click.echo(f"     {snippet[:width]}{'...' if len(snippet) > width else ''}")
+
+
+@cli.command("eval")
+@click.argument("runs", nargs=-1)
+@click.option("--method", "-m", help="Retrieval method to evaluate.")
+@click.option("-k", "--top-k", default=10, show_default=True, help="Chunks per hop.")
+@click.option("--questions", "questions_path", type=click.Path(path_type=Path),
+              help="MultiHopRAG.json (default: $MHGRAPH_BENCHMARK_DIR or ../shared/data/multihop-rag/).")
+@click.option("--sample", is_flag=True, help="Use the bundled sample questions (for the bundled corpus).")
+@click.option("--limit", type=int, help="Only the first N questions.")
+@click.option("--types", help="Comma-separated question types, e.g. inference_query,comparison_query.")
+@click.option("--workers", default=1, show_default=True, help="Questions run concurrently.")
+@click.option("--no-trace", is_flag=True, help="Do not store the run's evidence paths in Neo4j.")
+@click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(path_type=Path))
+@click.option("--run-id", help="Name of the run (default: method-kK-timestamp).")
+@click.option("--compare", is_flag=True, help="Compare the RUNS given (ids or directories) in one table and plot.")
+@click.option("--list-runs", is_flag=True, help="List the runs stored in Neo4j.")
+@click.option("--delete-run", help="Delete a run's traces from Neo4j.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.pass_context
+def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int, questions_path: Path | None,
+             sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
+             run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool) -> None:
+    """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
+    from mhgraph.graph.connection import connect
+
+    if compare:
+        from datetime import datetime, timezone
+
+        from mhgraph.eval.report import compare as compare_runs
+        from mhgraph.eval.runner import load_summary
+
+        if not runs:
+            raise click.UsageError("--compare needs run ids or run directories")
+        out = runs_dir / f"compare-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+        markdown, plots = compare_runs([load_summary(r, runs_dir) for r in runs], out)
+        (out / "compare.md").write_text(markdown, encoding="utf-8")
+        click.echo(markdown)
+        click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
+        return
+    settings = settings_from(ctx)
+    if list_runs or delete_run:
+        from mhgraph.eval import traces
+
+        with connect(settings) as driver:
+            if delete_run:
+                found = traces.delete_run(driver, settings.neo4j_database, delete_run)
+                click.echo(f"deleted run {delete_run}" if found else f"no run {delete_run} in the graph")
+            else:
+                for r in traces.list_runs(driver, settings.neo4j_database):
+                    click.echo(f"{r['id']:40} {r['method']:10} {r['questions']:5} questions  "
+                               f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}")
+        return
+    if not method:
+        raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")
+    from mhgraph.eval.runner import EvalOptions, default_questions_path, evaluate
+
+    if sample:
+        questions_path = sample_corpus_path().with_name("questions.json")
+    options = EvalOptions(
+        method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
+        types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
+        runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
+    )
+    with connect(settings) as driver:
+        run = evaluate(settings, driver, options)
+    from mhgraph.eval.report import to_markdown
+
+    click.echo(to_markdown(run.summary))
+    click.echo("\n".join(run.coverage.lines()[:2]))
+    click.echo(f"run {run.run_id}: {run.run_dir}" + ("" if no_trace else " (traces stored in Neo4j)"))
+
+
+@cli.command()
 @click.pass_context
 def quickstart(ctx: click.Context) -> None:
     """Install and start the local Neo4j, ingest the bundled corpus, say how to open Browser."""

@@ -125,17 +125,17 @@ def _flat_entry(path: Path, entry: list[str], first_line: int) -> Article | None
 
 
 # -- JSON -----------------------------------------------------------------------------------
-def _line_of(text: str, pos: int) -> int:
+def line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _json_records(path: Path, text: str) -> Iterator[tuple[int, int, object]]:
+def json_records(path: Path, text: str) -> Iterator[tuple[int, int, object]]:
     """Yield (record number, line, value) of the top-level array, keeping positions for errors."""
     decoder = json.JSONDecoder()
     try:
         pos = len(text) - len(text.lstrip())
         if not text[pos:pos + 1] == "[":
-            raise InputError(path, f"{_line_of(text, pos)}", "expected a JSON list of articles")
+            raise InputError(path, f"{line_of(text, pos)}", "expected a JSON list of articles")
         pos += 1
         record = 0
         while True:
@@ -151,14 +151,14 @@ def _json_records(path: Path, text: str) -> Iterator[tuple[int, int, object]]:
                 raise json.JSONDecodeError("expected ',' or ']'", text, pos)
             value, end = decoder.raw_decode(text, pos)
             record += 1
-            yield record, _line_of(text, pos), value
+            yield record, line_of(text, pos), value
             pos = end
     except json.JSONDecodeError as exc:
         raise InputError(path, f"{exc.lineno}", f"invalid JSON: {exc.msg} (column {exc.colno})") from exc
 
 
 def _json_articles(path: Path, text: str) -> Iterator[Article | None]:
-    for record, line, value in _json_records(path, text):
+    for record, line, value in json_records(path, text):
         where = f"{line} (record {record})"
         if not isinstance(value, dict):
             raise InputError(path, where, f"expected an article object, got {type(value).__name__}")

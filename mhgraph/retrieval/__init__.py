@@ -1,1 +1,28 @@
 """Retrieval methods, one module each, behind `mhgraph.retrieval.base.Retriever`."""
+
+from __future__ import annotations
+
+import neo4j
+
+from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
+from mhgraph.graph.capabilities import detect
+from mhgraph.retrieval.base import Retriever
+
+METHODS = ("vector", "bm25")
+
+
+def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder=None) -> Retriever:
+    """The retriever for `method`, wired to the graph (and an embedder where it needs one)."""
+    database = settings.neo4j_database
+    if method == "vector":
+        from mhgraph.ingest.embedder import SentenceEmbedder
+        from mhgraph.retrieval.vector import VectorRetriever
+
+        return VectorRetriever(driver, embedder or SentenceEmbedder(settings.embedding_model),
+                               detect(driver, database), database)
+    if method == "bm25":
+        from mhgraph.retrieval.bm25 import BM25Retriever
+
+        return BM25Retriever(driver, database)
+    raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")

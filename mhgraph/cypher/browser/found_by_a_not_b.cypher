@@ -1,0 +1,7 @@
+// Questions where run $run_a retrieved a gold chunk that run $run_b missed.
+MATCH (q:Question)-[:HAS_GOLD]->(g:Chunk)
+WHERE EXISTS { (q)-[:RETRIEVED {run: $run_a}]->(g) }
+  AND NOT EXISTS { (q)-[:RETRIEVED {run: $run_b}]->(g) }
+MATCH (g)-[:FROM_DOCUMENT]->(d:Document)
+RETURN q.id AS question, q.type AS type, q.text AS text, collect(DISTINCT d.title) AS gold_found_only_by_a
+ORDER BY question

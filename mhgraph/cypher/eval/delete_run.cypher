@@ -1,0 +1,13 @@
+// Delete a run's traces: its RETRIEVED and LED_TO relationships, the EvalRun, and Questions that
+// no other run asked.
+MATCH (r:EvalRun {id: $run})
+CALL (r) {
+  MATCH ()-[t:RETRIEVED|LED_TO]->() WHERE t.run = $run DELETE t
+}
+CALL (r) {
+  MATCH (r)-[:ASKED]->(q:Question)
+  WHERE NOT EXISTS { (other:EvalRun)-[:ASKED]->(q) WHERE other <> r }
+  DETACH DELETE q
+}
+DETACH DELETE r
+RETURN count(*) AS deleted

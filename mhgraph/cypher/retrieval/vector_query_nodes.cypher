@@ -1,0 +1,7 @@
+// Top-k chunks by cosine similarity through the Chunk vector index, with the procedure that
+// servers before 2026.01 offer. Parameters: $index, $embedding, $top_k.
+CALL db.index.vector.queryNodes($index, $top_k, $embedding) YIELD node AS c, score
+MATCH (c)-[:FROM_DOCUMENT]->(d:Document)
+RETURN c.id AS chunk_id, c.text AS text, score, d.id AS document_id, d.title AS title,
+       c.source AS source, c.published_at AS published_at
+ORDER BY score DESC, chunk_id

@@ -1,0 +1,9 @@
+// Top-k chunks by cosine similarity through the Chunk vector index, with the Cypher 25 SEARCH
+// clause (Neo4j 2026.01+). Parameters: $embedding (list of floats), $top_k.
+CYPHER 25
+MATCH (c:Chunk)
+  SEARCH c IN (VECTOR INDEX chunk_embedding FOR $embedding LIMIT $top_k) SCORE AS score
+MATCH (c)-[:FROM_DOCUMENT]->(d:Document)
+RETURN c.id AS chunk_id, c.text AS text, score, d.id AS document_id, d.title AS title,
+       c.source AS source, c.published_at AS published_at
+ORDER BY score DESC, chunk_id

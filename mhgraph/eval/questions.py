@@ -1,0 +1,149 @@
+"""Read the MultiHop-RAG questions (`MultiHopRAG.json`, or the bundled sample in the same format).
+
+The file is a JSON list of records
+`{query, answer, question_type, evidence_list: [{title, author, url, source, category,
+published_at, fact}, ...]}`. Everything is validated while reading; a bad record raises
+`InputError` whose one-line message names the file, the line where the record starts and the
+record number (1-based), e.g. `MultiHopRAG.json:120 (record 7, evidence 2): missing field 'fact'`.
+
+Question ids: `q<position>-<hash>`, e.g. `q0007-3fa2c1`, where position is the record's 1-based
+place in the file (zero-padded to at least 4 digits) and hash is the first 6 hex digits of the
+SHA-256 of the query text. The position keeps the benchmark order, which other per-question files
+follow (the reference Multi-Meta-RAG filters are listed in benchmark order); the hash makes an id
+from a different or edited file fail to match instead of silently pointing at another question.
+Ids are assigned before filtering, so a question keeps its id whatever `types`/`limit` select.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Collection
+
+from mhgraph.errors import InputError, MhgraphError
+from mhgraph.ingest.corpus import json_records, line_of, parse_datetime, read_text
+
+QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query", "null_query")
+NULL_TYPE = "null_query"
+MISSING_HINT = "file not found (put the benchmark in ../shared/data/multihop-rag/ or pass --questions)"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One supporting fact, quoted from a news article, with the article's metadata."""
+
+    fact: str
+    title: str | None = None
+    source: str | None = None
+    published_at: datetime | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    query: str
+    answer: str
+    question_type: str
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def hops(self) -> int:
+        """Number of evidence facts (h in the MHTS difficulty)."""
+        return len(self.evidence)
+
+    @property
+    def is_null(self) -> bool:
+        """A question with no supporting evidence: a system should abstain."""
+        return self.question_type == NULL_TYPE or not self.evidence
+
+
+def question_id(position: int, query: str) -> str:
+    """The id of the record at 1-based `position` with this query text (see module docstring)."""
+    return f"q{position:04d}-{hashlib.sha256(query.encode('utf-8')).hexdigest()[:6]}"
+
+
+def load_questions(
+    path: Path | str,
+    *,
+    types: Collection[str] | None = None,
+    limit: int | None = None,
+) -> list[Question]:
+    """Read and validate every record, then keep those of `types` (all if None), the first `limit`."""
+    path = Path(path)
+    if isinstance(types, str):
+        types = [types]
+    if types is not None:
+        unknown = sorted(set(types) - set(QUESTION_TYPES))
+        if unknown:
+            raise MhgraphError(f"unknown question type(s) {', '.join(unknown)}; "
+                               f"choose from {', '.join(QUESTION_TYPES)}")
+    if limit is not None and limit < 0:
+        raise MhgraphError(f"limit must be >= 0, got {limit}")
+    if not path.is_file():
+        raise InputError(path, "", MISSING_HINT)
+    text = read_text(path)
+    start = len(text) - len(text.lstrip())
+    if text[start:start + 1] != "[":
+        raise InputError(path, f"{line_of(text, start)}", "expected a JSON list of questions")
+
+    questions = [_question(path, record, line, value) for record, line, value in json_records(path, text)]
+    if types is not None:
+        questions = [q for q in questions if q.question_type in types]
+    return questions if limit is None else questions[:limit]
+
+
+# -- validation -------------------------------------------------------------------------------
+def _string(path: Path, where: str, record: dict, name: str, *, required: bool) -> str | None:
+    value = record.get(name)
+    if value is None:
+        if required:
+            raise InputError(path, where, f"missing field '{name}'")
+        return None
+    if not isinstance(value, str):
+        raise InputError(path, where, f"field '{name}' must be a string, got {type(value).__name__}")
+    value = value.strip()
+    if required and not value:
+        raise InputError(path, where, f"field '{name}' is empty")
+    return value or None
+
+
+def _question(path: Path, record: int, line: int, value: object) -> Question:
+    where = f"{line} (record {record})"
+    if not isinstance(value, dict):
+        raise InputError(path, where, f"expected a question object, got {type(value).__name__}")
+    query = _string(path, where, value, "query", required=True)
+    qtype = _string(path, where, value, "question_type", required=True)
+    answer = _string(path, where, value, "answer", required=False) or ""
+    if "evidence_list" not in value:
+        raise InputError(path, where, "missing field 'evidence_list' (use [] for a question without evidence)")
+    items = value["evidence_list"]
+    if not isinstance(items, list):
+        raise InputError(path, where, f"field 'evidence_list' must be a list, got {type(items).__name__}")
+    evidence = tuple(_evidence(path, f"{line} (record {record}, evidence {k})", item)
+                     for k, item in enumerate(items, start=1))
+    assert query is not None and qtype is not None
+    return Question(question_id(record, query), query, answer, qtype, evidence)
+
+
+def _evidence(path: Path, where: str, item: object) -> Evidence:
+    if not isinstance(item, dict):
+        raise InputError(path, where, f"expected an evidence object, got {type(item).__name__}")
+    fact = _string(path, where, item, "fact", required=True)
+    published = _string(path, where, item, "published_at", required=False)
+    when = None
+    if published:
+        try:
+            when = parse_datetime(published)
+        except ValueError:
+            raise InputError(path, where, f"field 'published_at': bad date {published!r} (use ISO 8601)") from None
+    assert fact is not None
+    return Evidence(
+        fact=fact,
+        title=_string(path, where, item, "title", required=False),
+        source=_string(path, where, item, "source", required=False),
+        published_at=when,
+        url=_string(path, where, item, "url", required=False),
+    )

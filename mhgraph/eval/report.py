@@ -1,0 +1,234 @@
+"""Summaries, Markdown tables and plots of evaluation runs.
+
+`summarise` turns the per-question results of one run (`metrics.QuestionResult`) into a
+JSON-ready summary dict:
+
+    {"method", "label", "params", "questions", "scored", "r_max",
+     "overall": GroupScores, "by_type": {type: GroupScores}, "by_difficulty": {bin: GroupScores},
+     "null": NullScores, "latency_ms": {"p50", "p95", "mean"}}
+
+(GroupScores / NullScores as dicts, see `mhgraph.eval.metrics`). `to_markdown` renders one summary,
+`write_report` writes its JSON, Markdown and two PNG plots (F1 against hop; recall against the
+mean number of chunks retrieved, one point per hop), and `compare` renders several summaries in
+one table and one two-panel plot. Plots use matplotlib's Agg canvas directly (no pyplot, no
+global backend change).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from mhgraph.eval.difficulty import DIFFICULTY_EDGES, bin_label, bin_labels
+from mhgraph.eval.metrics import QuestionResult, aggregate, grouped, null_scores
+
+Summary = dict[str, Any]
+RANKING_COLUMNS = {"hits@4": "Hits@4", "hits@10": "Hits@10", "map@10": "MAP@10", "mrr@10": "MRR@10"}
+
+
+def run_label(method: str, params: Mapping[str, Any] | None = None) -> str:
+    """`method k=v ...`: how a run is named in tables and legends."""
+    shown = " ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+    return f"{method} {shown}".strip()
+
+
+def latency_ms(records: Sequence[QuestionResult]) -> dict[str, float]:
+    """p50, p95 and mean retrieval latency per question, in milliseconds, over all questions."""
+    if not records:
+        return {"p50": 0.0, "p95": 0.0, "mean": 0.0}
+    ms = np.asarray([r.latency_s * 1000.0 for r in records])
+    return {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)), "mean": float(ms.mean())}
+
+
+def summarise(
+    records: Sequence[QuestionResult],
+    *,
+    method: str,
+    params: Mapping[str, Any] | None = None,
+    label: str | None = None,
+    edges: Sequence[float] = DIFFICULTY_EDGES,
+) -> Summary:
+    """The summary dict of one run (layout in the module docstring)."""
+    overall = aggregate(records)
+    order = {b: i for i, b in enumerate(bin_labels(edges))}
+    by_bin = grouped(records, lambda r: None if r.difficulty is None else bin_label(r.difficulty, edges))
+    return {
+        "method": method,
+        "label": label or run_label(method, params),
+        "params": dict(params or {}),
+        "questions": len(records),
+        "scored": overall.n,
+        "r_max": max((len(r.hops) for r in records), default=0),
+        "overall": asdict(overall),
+        "by_type": {k: asdict(v) for k, v in grouped(records, lambda r: r.question_type).items()},
+        "by_difficulty": {k: asdict(by_bin[k]) for k in sorted(by_bin, key=order.__getitem__)},
+        "null": asdict(null_scores(records)),
+        "latency_ms": latency_ms(records),
+    }
+
+
+def question_rows(records: Sequence[QuestionResult]) -> list[dict[str, Any]]:
+    """The per-question results as JSON-ready dicts (for a JSON lines trace)."""
+    return [asdict(r) for r in records]
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+def _f(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
+            *("| " + " | ".join(row) + " |" for row in rows)]
+
+
+def _recall_keys(group: Mapping[str, Any]) -> list[str]:
+    return [k for k in group.get("ranking", {}) if k.startswith("recall@")]
+
+
+def _group_rows(groups: Mapping[str, Mapping[str, Any]], recall_keys: Sequence[str]) -> list[list[str]]:
+    rows = []
+    for name, g in groups.items():
+        last = g["hops"][-1] if g["hops"] else {"f1": 0.0}
+        rows.append([name, str(g["n"]), *(_f(g["ranking"].get(k, 0.0)) for k in [*RANKING_COLUMNS, *recall_keys]),
+                     f"{g['avg_returned']:.1f}", _f(last["f1"])])
+    return rows
+
+
+def to_markdown(summary: Summary) -> str:
+    """The report of one run: hop table, ranking tables (overall, per type, per difficulty), null questions."""
+    overall, null, lat = summary["overall"], summary["null"], summary["latency_ms"]
+    recall_keys = _recall_keys(overall)
+    lines = [
+        f"# Retrieval report: {summary['label']}", "",
+        f"Method `{summary['method']}`; parameters: "
+        + (", ".join(f"{k}={v}" for k, v in summary["params"].items()) or "none") + ".",
+        f"Questions {summary['questions']}: scored {summary['scored']} (with gold chunks), "
+        f"left out {null['count']} (null {null['null_questions']}, evidence without gold chunk {null['unmatched']}). "
+        f"Latency per question: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms.", "",
+        "## Hop-conditioned precision / recall / F1", "",
+        "Macro averages over the scored questions; D_r is the accumulated set after hop r "
+        "(a method that stopped earlier keeps its last set).", "",
+        *_table(["hop r", "mean size of D_r", "P_r", "R_r", "F1_r"],
+                [[str(h["hop"]), f"{h['retrieved']:.1f}", _f(h["precision"]), _f(h["recall"]), _f(h["f1"])]
+                 for h in overall["hops"]]),
+        "", "## Ranking metrics on the final ranked list", "",
+    ]
+    header = ["group", "n", *RANKING_COLUMNS.values(), *(k.capitalize() for k in recall_keys), "avg K", "F1 (last hop)"]
+    lines += _table(header, _group_rows({"all": overall, **summary["by_type"]}, recall_keys))
+    if summary["by_difficulty"]:
+        lines += ["", "## By MHTS difficulty D = h - s", ""]
+        lines += _table(["D bin", *header[1:]], _group_rows(summary["by_difficulty"], recall_keys))
+    lines += ["", "## Questions without gold chunks (left out of the averages)", "",
+              *_table(["null questions", "mean chunks returned", "abstained (returned none)",
+                       "evidence but no gold chunk"],
+                      [[str(null["null_questions"]), f"{null['avg_returned']:.1f}", str(null["abstained"]),
+                        str(null["unmatched"])]]), ""]
+    return "\n".join(lines)
+
+
+# -- plots ------------------------------------------------------------------------------------
+def _figure(panels: int = 1):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4 * panels, 4.4))
+    FigureCanvasAgg(fig)
+    return fig, [fig.add_subplot(1, panels, i + 1) for i in range(panels)]
+
+
+def _draw_f1(ax, summaries: Sequence[Summary]) -> None:
+    for s in summaries:
+        hops = s["overall"]["hops"]
+        ax.plot([h["hop"] for h in hops], [h["f1"] for h in hops], marker="o", label=s["label"])
+    ax.set_xlabel("hop r")
+    ax.set_ylabel("F1_r (macro)")
+    ax.set_title("F1 against hop")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def _draw_recall(ax, summaries: Sequence[Summary]) -> None:
+    for s in summaries:
+        hops = s["overall"]["hops"]
+        ax.plot([h["retrieved"] for h in hops], [h["recall"] for h in hops], marker="o", label=s["label"])
+    ax.set_xlabel("mean chunks retrieved K (size of D_r, one point per hop)")
+    ax.set_ylabel("recall R_r (macro)")
+    ax.set_title("Recall against K")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def plot_f1_vs_hop(summaries: Sequence[Summary], path: Path | str) -> Path:
+    """F1_r against r, one line per run."""
+    fig, (ax,) = _figure()
+    _draw_f1(ax, summaries)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return Path(path)
+
+
+def plot_recall_vs_k(summaries: Sequence[Summary], path: Path | str) -> Path:
+    """R_r against mean |D_r|, one line per run (a single point for a single-hop run)."""
+    fig, (ax,) = _figure()
+    _draw_recall(ax, summaries)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return Path(path)
+
+
+# -- files ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReportFiles:
+    summary: Path       # JSON
+    markdown: Path
+    plots: tuple[Path, ...]
+
+
+def write_report(summary: Summary, out_dir: Path | str, stem: str = "report") -> ReportFiles:
+    """Write `<stem>.json`, `<stem>.md`, `<stem>-f1-hop.png` and `<stem>-recall-k.png` under out_dir."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / f"{stem}.json", out / f"{stem}.md"
+    json_path.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    md_path.write_text(to_markdown(summary), encoding="utf-8")
+    plots = (plot_f1_vs_hop([summary], out / f"{stem}-f1-hop.png"),
+             plot_recall_vs_k([summary], out / f"{stem}-recall-k.png"))
+    return ReportFiles(json_path, md_path, plots)
+
+
+def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare") -> tuple[str, list[Path]]:
+    """One Markdown table and one two-panel PNG (F1 against hop, recall against K) across runs."""
+    if not runs:
+        raise ValueError("compare needs at least one run summary")
+    r_max = max(s["r_max"] for s in runs)
+    recall_keys = list(dict.fromkeys(k for s in runs for k in _recall_keys(s["overall"])))
+    header = ["run", "method", "n", *(f"F1@{r}" for r in range(1, r_max + 1)), "best F1 (hop)",
+              *RANKING_COLUMNS.values(), *(k.capitalize() for k in recall_keys), "avg K", "p50 ms", "p95 ms"]
+    rows = []
+    for s in runs:
+        hops, ranking = s["overall"]["hops"], s["overall"]["ranking"]
+        f1 = [hops[min(r, len(hops)) - 1]["f1"] if hops else 0.0 for r in range(1, r_max + 1)]
+        best = max(hops, key=lambda h: (h["f1"], -h["hop"])) if hops else {"f1": 0.0, "hop": 0}
+        rows.append([s["label"], s["method"], str(s["scored"]), *map(_f, f1), f"{_f(best['f1'])} ({best['hop']})",
+                     *(_f(ranking.get(k, 0.0)) for k in [*RANKING_COLUMNS, *recall_keys]),
+                     f"{s['overall']['avg_returned']:.1f}", f"{s['latency_ms']['p50']:.1f}",
+                     f"{s['latency_ms']['p95']:.1f}"])
+    markdown = "\n".join(["# Comparison of runs", "",
+                          "Macro averages over the questions with gold chunks; F1@r uses each run's "
+                          "accumulated set after hop r (its last set beyond its last hop).", "",
+                          *_table(header, rows), ""])
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, (left, right) = _figure(2)
+    _draw_f1(left, runs)
+    _draw_recall(right, runs)
+    fig.tight_layout()
+    png = out / f"{stem}.png"
+    fig.savefig(png, dpi=120)
+    return markdown, [png]

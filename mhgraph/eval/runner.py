@@ -1,0 +1,181 @@
+"""`mhgraph eval`: run a retrieval method over benchmark questions, score it, report, trace.
+
+Steps: load questions -> read the graph's chunks and map every evidence fact to its gold chunks
+-> run the method per question (optionally on several threads) -> score (hop-conditioned P/R/F1,
+ranking metrics, Recall@K, difficulty) -> write results.json, summary.json, report.md and plots
+into the run directory -> store the run's evidence paths in Neo4j.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import neo4j
+from tqdm import tqdm
+
+from mhgraph import cypher
+from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
+from mhgraph.eval import traces
+from mhgraph.eval.difficulty import difficulties
+from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
+from mhgraph.eval.metrics import RECALL_AT, score_results
+from mhgraph.eval.questions import Question, load_questions
+from mhgraph.eval.report import question_rows, summarise, to_markdown, write_report
+from mhgraph.ingest.embedder import SentenceEmbedder
+from mhgraph.retrieval import build_retriever
+from mhgraph.retrieval.base import RetrievalResult
+
+BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
+
+
+def default_questions_path() -> Path:
+    base = os.environ.get(BENCHMARK_DIR_ENV) or "../shared/data/multihop-rag"
+    return Path(base) / "MultiHopRAG.json"
+
+
+@dataclass
+class EvalOptions:
+    method: str
+    questions_path: Path
+    top_k: int = 10
+    limit: int | None = None
+    types: Sequence[str] | None = None
+    workers: int = 1
+    trace: bool = True
+    runs_dir: Path = Path("runs")
+    run_id: str | None = None
+    recall_at: Sequence[int] = RECALL_AT
+    progress: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"top_k": self.top_k, **self.extra}
+
+
+@dataclass
+class EvalRun:
+    run_id: str
+    run_dir: Path
+    summary: dict[str, Any]
+    coverage: CoverageReport
+    files: dict[str, str]
+
+
+def gold_matcher(driver: neo4j.Driver, database: str | None) -> GoldMatcher:
+    records, _, _ = driver.execute_query(cypher.load("eval/chunks"), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
+    if not records:
+        raise MhgraphError("the graph has no chunks: run 'mhgraph ingest' on the benchmark corpus first")
+    chunks = [ChunkRef(r["chunk_id"], r["document_id"], r["start_char"], r["end_char"], r["text"], r["index"])
+              for r in records]
+    documents = {r["document_id"]: DocumentRef(r["document_id"], r["title"]) for r in records}
+    return GoldMatcher(chunks, documents.values())
+
+
+def chunk_embeddings(driver: neo4j.Driver, database: str | None, ids: Sequence[str]) -> dict[str, list[float]]:
+    records, _, _ = driver.execute_query(cypher.load("eval/chunk_embeddings"), ids=list(ids), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
+    return {r["chunk_id"]: r["embedding"] for r in records}
+
+
+def _run_all(retriever, questions: Sequence[Question], options: EvalOptions) -> dict[str, RetrievalResult]:
+    search = lambda q: retriever.search(q.query, top_k=options.top_k)  # noqa: E731
+    results: dict[str, RetrievalResult] = {}
+    with tqdm(total=len(questions), desc=f"eval {options.method}", unit="q", disable=not options.progress) as bar:
+        if options.workers <= 1:
+            for q in questions:
+                results[q.id] = search(q)
+                bar.update()
+        else:
+            with ThreadPoolExecutor(max_workers=options.workers) as pool:
+                for q, result in zip(questions, pool.map(search, questions)):
+                    results[q.id] = result
+                    bar.update()
+    return results
+
+
+def _result_json(q: Question, result: RetrievalResult, gold: Sequence[str]) -> dict[str, Any]:
+    return {
+        "id": q.id, "query": q.query, "type": q.question_type, "answer": q.answer, "gold": list(gold),
+        "seconds": result.seconds, "params": result.params,
+        "hops": [{"hop": h.index, "query": h.query, "filters": h.filters, "seconds": h.seconds,
+                  "chunks": [{"chunk_id": c.chunk_id, "rank": c.rank, "score": c.score, "title": c.title,
+                              "source": c.source, "parent_id": c.parent_id, "gold": c.chunk_id in gold}
+                             for c in h.chunks]} for h in result.hops],
+    }
+
+
+def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
+             embedder: SentenceEmbedder | None = None) -> EvalRun:
+    database = settings.neo4j_database
+    questions = load_questions(options.questions_path, types=options.types, limit=options.limit)
+    if not questions:
+        raise MhgraphError(f"{options.questions_path}: no questions selected")
+    matcher = gold_matcher(driver, database)
+    gold = matcher.gold_sets(questions)
+    coverage = coverage_report(questions, matcher)
+
+    # Model loading and the first query's planning happen here, outside the timed searches.
+    embedder = embedder or SentenceEmbedder(settings.embedding_model)
+    retriever = build_retriever(options.method, driver, settings, embedder=embedder)
+    retriever.search(questions[0].query, top_k=options.top_k)
+
+    started_at = datetime.now(timezone.utc)
+    run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S}"
+    t0 = time.perf_counter()
+    results = _run_all(retriever, questions, options)
+    wall = time.perf_counter() - t0
+
+    with_gold = {qid: ids for qid, ids in gold.items() if ids}
+    query_vectors = dict(zip([q.id for q in questions],
+                             embedder.embed_documents([q.query for q in questions]).tolist()))
+    vectors = chunk_embeddings(driver, database, sorted({c for ids in with_gold.values() for c in ids}))
+    hardness = difficulties({q.id: len(q.evidence) for q in questions}, with_gold, query_vectors, vectors)
+    records = score_results(questions, results, gold, recall_at=options.recall_at,
+                            difficulty={qid: d.value for qid, d in hardness.items()})
+    summary = summarise(records, method=options.method, params=options.params)
+    finished_at = datetime.now(timezone.utc)
+    summary.update({
+        "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
+        "wall_seconds": wall, "workers": options.workers, "questions_file": str(options.questions_path),
+        "embedding_model": settings.embedding_model, "chunk_size": settings.chunk_size,
+        "chunk_overlap": settings.chunk_overlap, "gold_coverage": {
+            "facts": coverage.facts, "matched": coverage.matched, "share": coverage.share,
+            "unmatched": [asdict(u) for u in coverage.unmatched]},
+    })
+
+    run_dir = options.runs_dir / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    files = write_report(summary, run_dir)
+    by_id = {r.question_id: r for r in records}
+    per_question = [{**_result_json(q, results[q.id], gold[q.id]),
+                     "scores": question_rows([by_id[q.id]])[0],
+                     "difficulty": asdict(hardness[q.id]) if q.id in hardness else None} for q in questions]
+    (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
+    report = files.markdown.read_text(encoding="utf-8")
+    files.markdown.write_text(report + "\n## Gold evidence coverage\n\n" + "\n".join(coverage.lines()) + "\n",
+                              encoding="utf-8")
+    if options.trace:
+        traces.write_run(driver, database, run_id=run_id, method=options.method, params=options.params,
+                         started_at=started_at, finished_at=finished_at, summary=summary, questions=questions,
+                         results=results, gold=gold)
+    return EvalRun(run_id, run_dir, summary, coverage,
+                   {k: str(v) for k, v in asdict(files).items()} | {"results": str(run_dir / "results.json")})
+
+
+def load_summary(run: str | Path, runs_dir: Path = Path("runs")) -> dict[str, Any]:
+    """A run's summary, by run directory or by run id under runs_dir."""
+    path = Path(run)
+    for candidate in (path / "report.json", runs_dir / str(run) / "report.json", path):
+        if candidate.is_file():
+            return json.loads(candidate.read_text(encoding="utf-8"))
+    raise MhgraphError(f"{run}: no such run (expected {runs_dir / str(run) / 'report.json'})")

@@ -1,0 +1,86 @@
+"""Evaluation runs stored in Neo4j, so their evidence paths can be walked in Browser.
+
+(:EvalRun {id, method, params, started_at, finished_at, metrics, questions, hits_at_10, mrr_at_10})
+  -[:ASKED]->(:Question {id, text, type, answer})
+(:Question)-[:HAS_GOLD]->(:Chunk)                              gold evidence (run-independent)
+(:Question)-[:RETRIEVED {run, hop, rank, score, gold}]->(:Chunk) every retrieved chunk of a run
+(:Chunk)-[:LED_TO {run, question, hop}]->(:Chunk)              parent -> child between hops
+The saved Browser queries in mhgraph/cypher/browser/ read this.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Iterable, Mapping, Sequence
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.eval.questions import Question
+from mhgraph.retrieval.base import RetrievalResult
+
+BATCH = 2000
+
+
+def ensure_schema(driver: neo4j.Driver, database: str | None) -> None:
+    for statement in cypher.load_statements("eval/schema"):
+        driver.execute_query(statement, database_=database)
+
+
+def delete_run(driver: neo4j.Driver, database: str | None, run_id: str) -> bool:
+    records, _, _ = driver.execute_query(cypher.load("eval/delete_run"), run=run_id, database_=database)
+    return bool(records) and records[0]["deleted"] > 0
+
+
+def list_runs(driver: neo4j.Driver, database: str | None) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(cypher.load("eval/list_runs"), database_=database)
+    return [r.data() for r in records]
+
+
+def _batches(rows: Sequence[dict], size: int = BATCH) -> Iterable[Sequence[dict]]:
+    for i in range(0, len(rows), size):
+        yield rows[i:i + size]
+
+
+def write_run(
+    driver: neo4j.Driver,
+    database: str | None,
+    *,
+    run_id: str,
+    method: str,
+    params: Mapping[str, Any],
+    started_at: datetime,
+    finished_at: datetime,
+    summary: Mapping[str, Any],
+    questions: Sequence[Question],
+    results: Mapping[str, RetrievalResult],
+    gold: Mapping[str, Sequence[str]],
+) -> None:
+    """Store one run; an earlier run with the same id is replaced."""
+    ensure_schema(driver, database)
+    delete_run(driver, database, run_id)
+    ranking = summary.get("overall", {}).get("ranking", {})
+    driver.execute_query(
+        cypher.load("eval/create_run"), id=run_id, method=method, params=json.dumps(dict(params)),
+        started_at=started_at, finished_at=finished_at, metrics=json.dumps(summary, default=str),
+        questions=len(questions), hits_at_10=ranking.get("hits@10"), mrr_at_10=ranking.get("mrr@10"),
+        database_=database,
+    )
+    question_rows = [{"id": q.id, "text": q.query, "type": q.question_type, "answer": q.answer,
+                      "gold": list(gold.get(q.id, ()))} for q in questions]
+    retrieved, led_to = [], []
+    for q in questions:
+        wanted = set(gold.get(q.id, ()))
+        for hop in results[q.id].hops:
+            for c in hop.chunks:
+                retrieved.append({"question": q.id, "chunk": c.chunk_id, "hop": hop.index, "rank": c.rank,
+                                  "score": c.score, "gold": c.chunk_id in wanted})
+                if c.parent_id:
+                    led_to.append({"question": q.id, "parent": c.parent_id, "chunk": c.chunk_id, "hop": hop.index})
+    for rows in _batches(question_rows, 500):
+        driver.execute_query(cypher.load("eval/write_questions"), run=run_id, questions=list(rows), database_=database)
+    for rows in _batches(retrieved):
+        driver.execute_query(cypher.load("eval/write_retrieved"), run=run_id, rows=list(rows), database_=database)
+    for rows in _batches(led_to):
+        driver.execute_query(cypher.load("eval/write_led_to"), run=run_id, rows=list(rows), database_=database)

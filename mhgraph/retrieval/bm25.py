@@ -1,0 +1,45 @@
+"""`bm25`: the plain lexical baseline, top-k chunks by Lucene BM25 over the Chunk fulltext index."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.graph.schema import FULLTEXT_INDEX
+from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
+from mhgraph.retrieval.records import to_chunks
+
+_LUCENE_SPECIAL = re.compile(r'(&&|\|\||[+\-!(){}\[\]^"~*?:\\/])')
+_LUCENE_OPERATORS = re.compile(r"\b(AND|OR|NOT|TO)\b")
+
+
+def lucene_query(text: str) -> str:
+    """Free text as a Lucene query of OR-ed terms: syntax characters escaped, operators neutralised."""
+    escaped = _LUCENE_SPECIAL.sub(r"\\\1", text)
+    return _LUCENE_OPERATORS.sub(lambda m: m.group(1).lower(), escaped).strip()
+
+
+class BM25Retriever(Retriever):
+    name = "bm25"
+
+    def __init__(self, driver: neo4j.Driver, database: str | None = None) -> None:
+        self.driver = driver
+        self.database = database
+        self.query = cypher.load("retrieval/bm25")
+
+    def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        text = lucene_query(question)
+        records = []
+        if text:
+            records, _, _ = self.driver.execute_query(
+                self.query, index=FULLTEXT_INDEX, query=text, top_k=top_k,
+                database_=self.database, routing_=neo4j.RoutingControl.READ,
+            )
+        seconds = time.perf_counter() - started
+        hop = Hop(index=1, chunks=to_chunks(records), query=text, seconds=seconds)
+        return RetrievalResult(question, self.name, [hop], params={"top_k": top_k}, seconds=seconds)

@@ -1,0 +1,39 @@
+"""`vector`: the plain dense baseline, top-k chunks by the Chunk vector index."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.graph.capabilities import Capabilities
+from mhgraph.graph.schema import VECTOR_INDEX
+from mhgraph.ingest.embedder import SentenceEmbedder
+from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
+from mhgraph.retrieval.records import to_chunks
+
+
+class VectorRetriever(Retriever):
+    name = "vector"
+
+    def __init__(self, driver: neo4j.Driver, embedder: SentenceEmbedder, capabilities: Capabilities,
+                 database: str | None = None) -> None:
+        self.driver = driver
+        self.embedder = embedder
+        self.database = database
+        # The SEARCH clause where the server has it, else the index procedure.
+        self.query = cypher.load("retrieval/vector_search" if capabilities.search_clause
+                                 else "retrieval/vector_query_nodes")
+
+    def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        embedding = self.embedder.embed_query(question)
+        records, _, _ = self.driver.execute_query(
+            self.query, embedding=embedding, top_k=top_k, index=VECTOR_INDEX,
+            database_=self.database, routing_=neo4j.RoutingControl.READ,
+        )
+        seconds = time.perf_counter() - started
+        hop = Hop(index=1, chunks=to_chunks(records), query=question, seconds=seconds)
+        return RetrievalResult(question, self.name, [hop], params={"top_k": top_k}, seconds=seconds)

@@ -1,0 +1,151 @@
+"""End-to-end evaluation on the bundled corpus and questions, and its traces in Neo4j."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mhgraph import cypher
+from mhgraph.eval import traces
+from mhgraph.eval.runner import EvalOptions, evaluate
+from mhgraph.ingest.pipeline import ingest_corpus
+from tests.conftest import SAMPLE, run_cli, wipe
+
+QUESTIONS = SAMPLE / "questions.json"
+
+
+@pytest.fixture(scope="module")
+def sample_graph(driver, settings, server):
+    from mhgraph.ingest.embedder import SentenceEmbedder
+
+    wipe(driver, settings.neo4j_database)
+    ingest_corpus(SAMPLE / "corpus.json", settings, driver, embedder=SentenceEmbedder(), progress=False)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def runs(sample_graph, settings, tmp_path_factory):
+    """A vector run and a bm25 run at k=4, both traced."""
+    from mhgraph.ingest.embedder import SentenceEmbedder
+
+    embedder = SentenceEmbedder()
+    out = {}
+    for method in ("vector", "bm25"):
+        options = EvalOptions(method=method, questions_path=QUESTIONS, top_k=4, progress=False,
+                              runs_dir=tmp_path_factory.mktemp("runs"), run_id=f"test-{method}")
+        out[method] = evaluate(settings, sample_graph, options, embedder=embedder)
+    return out
+
+
+def q(driver, settings, text: str, **params):
+    records, _, _ = driver.execute_query(text, params, database_=settings.neo4j_database)
+    return [r.data() for r in records]
+
+
+def test_run_directory_holds_results_report_and_plots(runs) -> None:
+    run = runs["vector"]
+    results = json.loads((run.run_dir / "results.json").read_text())
+    assert len(results) == 24 and {r["type"] for r in results} == {"inference_query", "comparison_query",
+                                                                   "temporal_query", "null_query"}
+    assert all(len(r["hops"]) == 1 and len(r["hops"][0]["chunks"]) == 4 for r in results)
+    report = (run.run_dir / "report.md").read_text()
+    assert "Hop-conditioned precision / recall / F1" in report and "Gold evidence coverage" in report
+    for png in run.run_dir.glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(list(run.run_dir.glob("*.png"))) == 2
+    assert run.coverage.facts == 43 and run.coverage.matched == 43
+
+
+def test_summary_agrees_with_per_question_results(runs) -> None:
+    """Hits@4 and hop-1 recall recomputed here from results.json match the summary."""
+    run = runs["bm25"]
+    results = [r for r in json.loads((run.run_dir / "results.json").read_text()) if r["gold"]]
+    hits, recall = [], []
+    for r in results:
+        got = [c["chunk_id"] for c in r["hops"][0]["chunks"]]
+        hits.append(any(c in r["gold"] for c in got[:4]))
+        recall.append(len(set(got) & set(r["gold"])) / len(set(r["gold"])))
+    overall = run.summary["overall"]
+    assert run.summary["scored"] == len(results) == 20 and run.summary["null"]["null_questions"] == 4
+    assert overall["ranking"]["hits@4"] == pytest.approx(sum(hits) / len(hits))
+    assert overall["hops"][0]["recall"] == pytest.approx(sum(recall) / len(recall))
+    assert set(run.summary["by_type"]) >= {"inference_query", "comparison_query", "temporal_query"}
+    assert run.summary["latency_ms"]["p95"] >= run.summary["latency_ms"]["p50"] > 0
+
+
+def test_workers_give_the_same_results(runs, sample_graph, settings, tmp_path: Path) -> None:
+    options = EvalOptions(method="vector", questions_path=QUESTIONS, top_k=4, workers=3, progress=False,
+                          runs_dir=tmp_path, run_id="parallel", trace=False)
+    parallel = evaluate(settings, sample_graph, options)
+    serial = json.loads((runs["vector"].run_dir / "results.json").read_text())
+    again = json.loads((parallel.run_dir / "results.json").read_text())
+    strip = lambda rs: [[(c["chunk_id"], round(c["score"], 5)) for h in r["hops"] for c in h["chunks"]] for r in rs]  # noqa: E731
+    assert strip(again) == strip(serial)
+    assert parallel.summary["overall"]["ranking"] == runs["vector"].summary["overall"]["ranking"]
+    assert not q(sample_graph, settings, "MATCH (r:EvalRun {id: 'parallel'}) RETURN r")  # --no-trace
+
+
+def test_traces_round_trip(runs, sample_graph, settings) -> None:
+    results = json.loads((runs["vector"].run_dir / "results.json").read_text())
+    stored = q(sample_graph, settings, "MATCH (r:EvalRun {id: $run}) RETURN r.method AS method, r.questions AS n, "
+               "r.metrics AS metrics, r.hits_at_10 AS hits", run="test-vector")
+    assert stored[0]["method"] == "vector" and stored[0]["n"] == 24
+    assert json.loads(stored[0]["metrics"])["overall"] == runs["vector"].summary["overall"]
+    rels = q(sample_graph, settings, "MATCH (q:Question)-[r:RETRIEVED {run: $run}]->(c:Chunk) "
+             "RETURN q.id AS q, c.id AS c, r.hop AS hop, r.rank AS rank, r.score AS score, r.gold AS gold, "
+             "EXISTS { (q)-[:HAS_GOLD]->(c) } AS has_gold", run="test-vector")
+    expected = {(r["id"], c["chunk_id"], h["hop"], c["rank"]) for r in results for h in r["hops"] for c in h["chunks"]}
+    assert {(r["q"], r["c"], r["hop"], r["rank"]) for r in rels} == expected
+    assert all(r["gold"] == r["has_gold"] for r in rels) and any(r["gold"] for r in rels)
+    gold = q(sample_graph, settings, "MATCH (q:Question)-[:HAS_GOLD]->(c) RETURN q.id AS q, collect(c.id) AS ids")
+    assert {g["q"]: sorted(g["ids"]) for g in gold} == {r["id"]: sorted(r["gold"]) for r in results if r["gold"]}
+
+
+def test_browser_queries_read_the_traces(runs, sample_graph, settings) -> None:
+    results = json.loads((runs["vector"].run_dir / "results.json").read_text())
+    first = next(r for r in results if r["gold"])
+    path = q(sample_graph, settings, cypher.load("browser/evidence_path"), run="test-vector", question=first["id"])[0]
+    assert len(path["retrieved"]) == 4 and len(path["gold"]) == len(first["gold"])
+    missed = q(sample_graph, settings, cypher.load("browser/missed_gold"), run="test-bm25")
+    bm25 = [r for r in json.loads((runs["bm25"].run_dir / "results.json").read_text()) if r["gold"]]
+    incomplete = {r["id"] for r in bm25 if set(r["gold"]) - {c["chunk_id"] for c in r["hops"][0]["chunks"]}}
+    assert {m["question"] for m in missed} == incomplete
+    only_vector = q(sample_graph, settings, cypher.load("browser/found_by_a_not_b"), run_a="test-vector", run_b="test-bm25")
+    vec = {r["id"]: {c["chunk_id"] for c in r["hops"][0]["chunks"]} for r in results}
+    bm = {r["id"]: {c["chunk_id"] for c in r["hops"][0]["chunks"]} for r in bm25}
+    expected = {r["id"] for r in results if r["gold"] and (set(r["gold"]) & vec[r["id"]]) - bm.get(r["id"], set())}
+    assert {o["question"] for o in only_vector} == expected
+    listed = {r["run"] for r in q(sample_graph, settings, cypher.load("browser/runs"))}
+    assert {"test-vector", "test-bm25"} <= listed
+
+
+def test_delete_run_keeps_other_runs(runs, sample_graph, settings) -> None:
+    before = q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'test-bm25'}]->() RETURN count(r) AS n")[0]["n"]
+    assert traces.delete_run(sample_graph, settings.neo4j_database, "test-vector")
+    assert not traces.delete_run(sample_graph, settings.neo4j_database, "test-vector")
+    left = q(sample_graph, settings, "MATCH ()-[r:RETRIEVED]->() RETURN r.run AS run, count(*) AS n")
+    assert left == [{"run": "test-bm25", "n": before}]
+    assert q(sample_graph, settings, "RETURN COUNT { (:Question) } AS n")[0]["n"] == 24  # still asked by bm25
+    out = run_cli(settings, "eval", "--delete-run", "test-bm25")
+    assert out.returncode == 0 and "deleted run test-bm25" in out.stdout
+    assert q(sample_graph, settings, "RETURN COUNT { (:Question) } AS q, COUNT { (:EvalRun) } AS r") == [{"q": 0, "r": 0}]
+
+
+def test_compare_renders_one_table_and_plot(runs, settings, tmp_path: Path) -> None:
+    dirs = [str(runs[m].run_dir) for m in ("vector", "bm25")]
+    out = run_cli(settings, "eval", "--compare", *dirs, "--runs-dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    table = [l for l in out.stdout.splitlines() if l.startswith("| vector") or l.startswith("| bm25")]
+    assert len(table) == 2
+    written = list(tmp_path.glob("compare-*/compare.*"))
+    assert {p.suffix for p in written} == {".md", ".png"}
+
+
+def test_missing_benchmark_file_is_one_line_error(sample_graph, settings, tmp_path: Path) -> None:
+    missing = tmp_path / "multihop-rag" / "MultiHopRAG.json"
+    out = run_cli(settings, "eval", "--method", "vector", "--questions", str(missing), "--no-progress")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        f"error: {missing}: file not found (put the benchmark in ../shared/data/multihop-rag/ or pass --questions)"]

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The vector and bm25 baselines at K = 4, 10, 20 on MultiHop-RAG (or any corpus + questions in its
+# formats), compared in one table and plot, recorded under bench/results/.
+#   bash bench/baselines.sh [CORPUS_JSON] [QUESTIONS_JSON] [NAME]
+# Defaults: ../shared/data/multihop-rag/{corpus.json,MultiHopRAG.json}, NAME=multihop-rag.
+# Uses the configured Neo4j (the local server unless NEO4J_URI is set); ingest is idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CORPUS=${1:-../shared/data/multihop-rag/corpus.json}
+QUESTIONS=${2:-../shared/data/multihop-rag/MultiHopRAG.json}
+NAME=${3:-multihop-rag}
+for f in "$CORPUS" "$QUESTIONS"; do
+  [ -f "$f" ] || { echo "error: $f: file not found (pass CORPUS_JSON QUESTIONS_JSON)" >&2; exit 1; }
+done
+RUNS=runs/bench-$NAME            # full per-question results stay out of git
+SUMMARIES=bench/results/baselines-$NAME
+mkdir -p "$RUNS" "$SUMMARIES"
+mhgraph ingest "$CORPUS" --no-progress
+ids=()
+for method in vector bm25; do
+  for k in 4 10 20; do
+    mhgraph eval --method "$method" -k "$k" --questions "$QUESTIONS" --runs-dir "$RUNS" \
+      --run-id "$NAME-$method-k$k" --no-progress > /dev/null
+    ids+=("$RUNS/$NAME-$method-k$k")
+    cp "$RUNS/$NAME-$method-k$k/report.json" "$SUMMARIES/$method-k$k.json"
+  done
+done
+mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
+latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
+{
+  echo "# Baselines on $NAME"
+  echo
+  echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%MZ); machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
+  echo "- corpus: $CORPUS; questions: $QUESTIONS"
+  echo "- embedding model: $(mhgraph config | awk '/^embedding_model/{print $3}'); chunks 256/32 tokens"
+  echo "- $(mhgraph neo4j status 2>/dev/null | grep '^server:' || true)"
+  echo
+  sed -n '3,$p' "$latest/compare.md"
+  echo
+  echo "![F1 vs hop and recall vs K]($(basename "$latest")/compare.png)"
+} > "bench/results/baselines-$NAME.md"
+cp "$latest/compare.png" "bench/results/baselines-$NAME.png"
+sed -i "s#($(basename "$latest")/compare.png)#(baselines-$NAME.png)#" "bench/results/baselines-$NAME.md"
+echo "written bench/results/baselines-$NAME.md (+ .png, per-run summaries in $SUMMARIES/)"

@@ -172,7 +172,7 @@ def test_resume_after_kill_matches_clean_run(empty_graph, settings, tmp_path: Pa
                                               database_=settings.neo4j_database).records[0]["n"]
     proc = subprocess.Popen(cmd, env=cli_env(settings), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
-    while (written := count()) < 5 and proc.poll() is None and time.monotonic() < deadline:
+    while count() < 5 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -145,41 +145,48 @@ def _draw_f1(ax, summaries: Sequence[Summary]) -> None:
     for s in summaries:
         hops = s["overall"]["hops"]
         ax.plot([h["hop"] for h in hops], [h["f1"] for h in hops], marker="o", label=s["label"])
+    r_max = max((len(s["overall"]["hops"]) for s in summaries), default=1)
+    ax.set_xticks(range(1, r_max + 1))
+    ax.set_xlim(0.5, r_max + 0.5)
     ax.set_xlabel("hop r")
     ax.set_ylabel("F1_r (macro)")
     ax.set_title("F1 against hop")
-    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
 
 
 def _draw_recall(ax, summaries: Sequence[Summary]) -> None:
+    # One line per method through every (K, recall) point of its runs and hops, so runs of one
+    # method at several K (or one multi-hop run) trace a recall curve.
+    by_method: dict[str, list[tuple[float, float]]] = {}
     for s in summaries:
-        hops = s["overall"]["hops"]
-        ax.plot([h["retrieved"] for h in hops], [h["recall"] for h in hops], marker="o", label=s["label"])
-    ax.set_xlabel("mean chunks retrieved K (size of D_r, one point per hop)")
+        by_method.setdefault(s["method"], []).extend((h["retrieved"], h["recall"]) for h in s["overall"]["hops"])
+    for method, points in by_method.items():
+        points.sort()
+        ax.plot([k for k, _ in points], [r for _, r in points], marker="o", label=method)
+    ax.set_xlabel("mean chunks retrieved K (size of D_r; one point per run and hop)")
     ax.set_ylabel("recall R_r (macro)")
     ax.set_title("Recall against K")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
 
 
-def plot_f1_vs_hop(summaries: Sequence[Summary], path: Path | str) -> Path:
-    """F1_r against r, one line per run."""
+def _plot(draw, summaries: Sequence[Summary], path: Path | str) -> Path:
     fig, (ax,) = _figure()
-    _draw_f1(ax, summaries)
+    draw(ax, summaries)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return Path(path)
+
+
+def plot_f1_vs_hop(summaries: Sequence[Summary], path: Path | str) -> Path:
+    """F1_r against r, one line per run."""
+    return _plot(_draw_f1, summaries, path)
 
 
 def plot_recall_vs_k(summaries: Sequence[Summary], path: Path | str) -> Path:
-    """R_r against mean |D_r|, one line per run (a single point for a single-hop run)."""
-    fig, (ax,) = _figure()
-    _draw_recall(ax, summaries)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return Path(path)
+    """R_r against mean |D_r|, one line per method through its runs' hops."""
+    return _plot(_draw_recall, summaries, path)
 
 
 # -- files ------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from mhgraph.eval.difficulty import difficulties
 from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
-from mhgraph.eval.report import question_rows, summarise, to_markdown, write_report
+from mhgraph.eval.report import question_rows, summarise, write_report
 from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.retrieval import build_retriever
 from mhgraph.retrieval.base import RetrievalResult

@@ -10,8 +10,8 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.graph.schema import FULLTEXT_INDEX
-from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
-from mhgraph.retrieval.records import to_chunks
+from mhgraph.retrieval.base import RetrievalResult, Retriever
+from mhgraph.retrieval.records import single_hop
 
 _LUCENE_SPECIAL = re.compile(r'(&&|\|\||[+\-!(){}\[\]^"~*?:\\/])')
 _LUCENE_OPERATORS = re.compile(r"\b(AND|OR|NOT|TO)\b")
@@ -40,6 +40,4 @@ class BM25Retriever(Retriever):
                 self.query, index=FULLTEXT_INDEX, query=text, top_k=top_k,
                 database_=self.database, routing_=neo4j.RoutingControl.READ,
             )
-        seconds = time.perf_counter() - started
-        hop = Hop(index=1, chunks=to_chunks(records), query=text, seconds=seconds)
-        return RetrievalResult(question, self.name, [hop], params={"top_k": top_k}, seconds=seconds)
+        return single_hop(self.name, question, text, records, started, {"top_k": top_k})

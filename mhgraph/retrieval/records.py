@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+import time
+from typing import Any, Iterable
 
 from neo4j import Record
 
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk
 
 
 def to_chunks(records: Iterable[Record], parent_id: str | None = None) -> list[RetrievedChunk]:
@@ -20,3 +21,12 @@ def to_chunks(records: Iterable[Record], parent_id: str | None = None) -> list[R
             published_at=published.to_native() if published is not None else None, parent_id=parent_id,
         ))
     return out
+
+
+def single_hop(method: str, question: str, query: str | None, records: Iterable[Record], started: float,
+               params: dict[str, Any]) -> RetrievalResult:
+    """The result of a one-hop method whose search began at perf_counter() == started."""
+    chunks = to_chunks(records)
+    seconds = time.perf_counter() - started
+    hop = Hop(index=1, chunks=chunks, query=query, seconds=seconds)
+    return RetrievalResult(question, method, [hop], params=params, seconds=seconds)

@@ -11,8 +11,8 @@ from mhgraph import cypher
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import VECTOR_INDEX
 from mhgraph.ingest.embedder import SentenceEmbedder
-from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
-from mhgraph.retrieval.records import to_chunks
+from mhgraph.retrieval.base import RetrievalResult, Retriever
+from mhgraph.retrieval.records import single_hop
 
 
 class VectorRetriever(Retriever):
@@ -34,6 +34,4 @@ class VectorRetriever(Retriever):
             self.query, embedding=embedding, top_k=top_k, index=VECTOR_INDEX,
             database_=self.database, routing_=neo4j.RoutingControl.READ,
         )
-        seconds = time.perf_counter() - started
-        hop = Hop(index=1, chunks=to_chunks(records), query=question, seconds=seconds)
-        return RetrievalResult(question, self.name, [hop], params={"top_k": top_k}, seconds=seconds)
+        return single_hop(self.name, question, question, records, started, {"top_k": top_k})

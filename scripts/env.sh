@@ -20,8 +20,10 @@ apt_install() {  # apt_install COMMAND PACKAGE: install a Debian package when it
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
+# pip's output goes to .venv/pip.log and is shown only if it fails.
 # PIP_FIND_LINKS, if set, lets pip take a local (e.g. CPU-only) torch wheel.
-.venv/bin/python -m pip install -q -e ".${EXTRAS}"
+echo "installing mhgraph into .venv (first time: several minutes, torch is large) ..."
+{ .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e ".${EXTRAS}"; } \
+  > .venv/pip.log 2>&1 || { cat .venv/pip.log; echo "error: pip install failed (log: .venv/pip.log)" >&2; exit 1; }
 apt_install mvn maven
 export PATH="$PWD/.venv/bin:$PATH"

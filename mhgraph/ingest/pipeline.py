@@ -29,7 +29,8 @@ class IngestSummary:
     skipped_empty: int      # empty passages / bodies, skipped
     written: int            # documents written now
     unchanged: int          # documents already stored identically, left as they were
-    seconds: float
+    seconds: float          # parse, chunk, embed and write (model loading apart)
+    model_load_seconds: float
     graph: dict[str, int]   # totals in the database afterwards
 
     @property
@@ -43,7 +44,8 @@ class IngestSummary:
             f"empty skipped {self.skipped_empty})",
             f"  chunks    {self.chunks}",
             f"  sources   {self.sources}",
-            f"  time      {self.seconds:.1f} s ({self.chunks_per_second:.1f} chunks/s)",
+            f"  time      {self.seconds:.1f} s ({self.chunks_per_second:.1f} chunks/s), "
+            f"model loading {self.model_load_seconds:.1f} s apart",
             f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
             f"{self.graph['sources']} sources",
         ]
@@ -82,7 +84,9 @@ def ingest_corpus(
 ) -> IngestSummary:
     started = time.perf_counter()
     corpus = read_corpus(path, fmt)  # raises InputError before anything is written
+    loading = time.perf_counter()
     embedder = embedder or SentenceEmbedder(settings.embedding_model)
+    model_load_seconds = time.perf_counter() - loading
     chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
     documents = prepare(corpus, chunker, settings.embedding_model, progress)
 
@@ -113,5 +117,5 @@ def ingest_corpus(
         chunks=sum(len(d.chunks) for d in documents),
         sources=len({d.article.source for d in documents if d.article.source}),
         skipped_empty=corpus.skipped_empty, written=len(todo), unchanged=len(documents) - len(todo),
-        seconds=time.perf_counter() - started, graph=writer.counts(),
+        seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds, graph=writer.counts(),
     )

@@ -149,3 +149,32 @@ def test_missing_benchmark_file_is_one_line_error(sample_graph, settings, tmp_pa
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
         f"error: {missing}: file not found (put the benchmark in ../shared/data/multihop-rag/ or pass --questions)"]
+
+
+def test_hop_links_are_stored_for_multi_hop_results(sample_graph, settings) -> None:
+    """A two-hop result whose second-hop chunks name their parents becomes LED_TO paths."""
+    from datetime import datetime, timezone
+
+    from mhgraph.eval.questions import load_questions
+    from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk
+
+    question = load_questions(QUESTIONS, limit=1)[0]
+    ids = [r["id"] for r in q(sample_graph, settings, "MATCH (c:Chunk) RETURN c.id AS id ORDER BY id LIMIT 4")]
+    hop1 = Hop(1, [RetrievedChunk(ids[0], 0.9, 1), RetrievedChunk(ids[1], 0.8, 2)])
+    hop2 = Hop(2, [RetrievedChunk(ids[2], 0.7, 1, parent_id=ids[0]), RetrievedChunk(ids[3], 0.6, 2, parent_id=ids[1])])
+    result = RetrievalResult(question.query, "two-hop", [hop1, hop2])
+    now = datetime.now(timezone.utc)
+    traces.write_run(sample_graph, settings.neo4j_database, run_id="test-links", method="two-hop", params={},
+                     started_at=now, finished_at=now, summary={}, questions=[question],
+                     results={question.id: result}, gold={question.id: [ids[2]]})
+    links = q(sample_graph, settings, "MATCH (a:Chunk)-[l:LED_TO {run: 'test-links'}]->(b:Chunk) "
+              "RETURN a.id AS a, b.id AS b, l.hop AS hop, l.question AS question ORDER BY a")
+    assert links == [{"a": ids[0], "b": ids[2], "hop": 2, "question": question.id},
+                     {"a": ids[1], "b": ids[3], "hop": 2, "question": question.id}]
+    path = q(sample_graph, settings, cypher.load("browser/evidence_path"), run="test-links", question=question.id)[0]
+    assert len(path["hops"]) == 2
+    gold_flags = q(sample_graph, settings, "MATCH (:Question)-[r:RETRIEVED {run: 'test-links'}]->(c) "
+                   "RETURN c.id AS c, r.hop AS hop, r.gold AS gold ORDER BY hop, c")
+    assert [(g["hop"], g["gold"]) for g in gold_flags if g["c"] == ids[2]] == [(2, True)]
+    assert traces.delete_run(sample_graph, settings.neo4j_database, "test-links")
+    assert q(sample_graph, settings, "MATCH ()-[l:LED_TO]->() RETURN count(l) AS n") == [{"n": 0}]

@@ -68,13 +68,10 @@ def _local(ctx: click.Context):
 @click.pass_context
 def neo4j_install(ctx: click.Context) -> None:
     """Fetch the pinned Neo4j jars, check Java 21+, write the config, set the password."""
-    from mhgraph.server.java import find_java
-
     server = _local(ctx)
-    lib = server.install()
-    java, major = find_java(server.settings.java)
-    click.echo(f"Neo4j {server.lock.neo4j_version} Community + Browser {server.lock.browser_version}: {lib}")
-    click.echo(f"Java {major}: {java}")
+    installed = server.install()
+    click.echo(f"Neo4j {server.lock.neo4j_version} Community + Browser {server.lock.browser_version}: {installed.lib}")
+    click.echo(f"Java {installed.java_major}: {installed.java}")
     click.echo(f"home: {server.home}")
 
 
@@ -259,14 +256,13 @@ def quickstart(ctx: click.Context) -> None:
     from mhgraph.server import LocalNeo4j
 
     settings = settings_from(ctx)
-    if settings.uses_local_server:
-        status = LocalNeo4j(settings).start()
-        click.echo("\n".join(status.lines()))
+    server = LocalNeo4j(settings) if settings.uses_local_server else None
+    if server:
+        click.echo("\n".join(server.start().lines()))
     with connect(settings) as driver:
         summary = ingest_corpus(sample_corpus_path(), settings, driver)
     click.echo("\n".join(summary.lines()))
-    if settings.uses_local_server:
-        server = LocalNeo4j(settings)
+    if server:
         click.echo(f"\nOpen Neo4j Browser at {server.http_url}/browser/ and connect to {server.bolt_uri}")
         click.echo(f"as user 'neo4j' with the password in {server.password_file} (or NEO4J_PASSWORD).")
         click.echo("Try: MATCH p=(:Source)<-[:PUBLISHED_BY]-(:Document)<-[:FROM_DOCUMENT]-(:Chunk) RETURN p LIMIT 50")

@@ -26,6 +26,13 @@ MIN_PASSWORD_LENGTH = 8  # Neo4j's default dbms.security.auth_minimum_password_l
 
 
 @dataclass(frozen=True)
+class Installation:
+    java: Path
+    java_major: int
+    lib: Path
+
+
+@dataclass(frozen=True)
 class ServerStatus:
     running: bool
     pid: int | None
@@ -82,16 +89,16 @@ class LocalNeo4j:
         raise MhgraphError(f"no password for the local server: set NEO4J_PASSWORD or run 'mhgraph neo4j install' ({self.password_file} is missing)")
 
     # -- install ---------------------------------------------------------------------------
-    def install(self) -> Path:
+    def install(self) -> Installation:
         """Fetch jars, check Java, write the config and set the initial password. Idempotent."""
-        java, _ = find_java(self.settings.java)
+        java, major = find_java(self.settings.java)
         lib = install_jars(self.settings.cache_dir, self.lock)
         for d in (self.conf_dir, self.data_dir, self.logs_dir, self.pid_file.parent):
             d.mkdir(parents=True, exist_ok=True)
         self._write_conf()
         if not (self.data_dir / "dbms").exists():  # the password can only be set before the first start
             self._set_initial_password(java, lib)
-        return lib
+        return Installation(java, major, lib)
 
     def _write_conf(self) -> None:
         s = self.settings
@@ -113,11 +120,9 @@ dbms.usage_report.enabled=false
         (self.conf_dir / "neo4j.conf").write_text(conf, encoding="utf-8")
 
     def _set_initial_password(self, java: Path, lib: Path) -> None:
-        if self.settings.neo4j_password:
-            password = self.settings.neo4j_password
-        elif self.password_file.is_file():
-            password = self.password_file.read_text(encoding="utf-8").strip()
-        else:
+        try:
+            password = self.password()
+        except MhgraphError:  # neither given nor stored yet
             password = secrets.token_urlsafe(18)
         if len(password) < MIN_PASSWORD_LENGTH:
             raise MhgraphError(f"NEO4J_PASSWORD must have at least {MIN_PASSWORD_LENGTH} characters for a new server")
@@ -159,14 +164,13 @@ dbms.usage_report.enabled=false
         if self.pid() is not None:
             self._wait_for_bolt(timeout, None)
             return self.status()
-        lib = self.install()
-        java, _ = find_java(self.settings.java)
+        installed = self.install()
         cmd = [
-            str(java),
+            str(installed.java),
             f"-Xms{self.settings.heap_size}", f"-Xmx{self.settings.heap_size}",
             "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
             "--enable-native-access=ALL-UNNAMED",
-            "-cp", f"{lib}/*", self.lock.main_class,
+            "-cp", f"{installed.lib}/*", self.lock.main_class,
             f"--home-dir={self.home}", f"--config-dir={self.conf_dir}",
         ]
         with self.log_file.open("ab") as log:

@@ -255,10 +255,10 @@ def wipe(driver: Any, database: str) -> None:
     with driver.session(database=database) as session:
         session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
     for record in driver.execute_query("SHOW CONSTRAINTS YIELD name", database_=database).records:
-        driver.execute_query(f"DROP CONSTRAINT `{record['name']}` IF EXISTS", database_=database)
+        driver.execute_query("DROP CONSTRAINT $name IF EXISTS", name=record["name"], database_=database)
     for record in driver.execute_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name",
                                        database_=database).records:
-        driver.execute_query(f"DROP INDEX `{record['name']}` IF EXISTS", database_=database)
+        driver.execute_query("DROP INDEX $name IF EXISTS", name=record["name"], database_=database)
 
 
 def graph_facts(driver: Any, database: str, tokenizer: Any) -> dict[str, Any]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 from importlib import resources
 from pathlib import Path
 
 import click
+from neo4j.exceptions import DriverError, Neo4jError
 
 from mhgraph.config import Settings, default_config_path, load_settings
 from mhgraph.errors import MhgraphError
@@ -44,7 +47,12 @@ def config_cmd(ctx: click.Context) -> None:
     """Print the resolved settings and where each came from (secrets masked)."""
     settings = settings_from(ctx)
     click.echo(f"# config file: {ctx.find_root().obj['config_path'] or default_config_path()}")
-    for name, value in settings.resolved().items():
+    shown = settings.resolved()
+    if settings.uses_local_server:  # say what "unset" means here
+        shown["neo4j_uri"] = f"(local server) {settings.uri}"
+        if not settings.neo4j_password:
+            shown["neo4j_password"] = f"(generated, in {settings.home / 'password'})"
+    for name, value in shown.items():
         click.echo(f"{name:16} = {value!s:50} [{settings.origins.get(name, 'default')}]")
 
 
@@ -134,9 +142,10 @@ def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["json", "flat"]), help="Override format detection.")
 @click.option("--model", "embedding_model", help="sentence-transformers model name or path.")
-@click.option("--chunk-size", type=int, help="Tokens per chunk (default 256).")
-@click.option("--chunk-overlap", type=int, help="Tokens shared by consecutive chunks (default 32).")
-@click.option("--batch-size", default=32, show_default=True, help="Documents per write transaction.")
+@click.option("--chunk-size", type=click.IntRange(min=2), help="Tokens per chunk (default 256).")
+@click.option("--chunk-overlap", type=click.IntRange(min=0), help="Tokens shared by consecutive chunks (default 32).")
+@click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Documents per write transaction.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.pass_context
 def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, no_progress: bool,
@@ -147,6 +156,8 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
 
     settings = settings_from(ctx, **overrides)
     path = path or sample_corpus_path()
+    if no_progress:
+        quiet_progress()
     with connect(settings) as driver:
         summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, progress=not no_progress)
     click.echo("\n".join(summary.lines()))
@@ -155,15 +166,16 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
 @cli.command()
 @click.argument("question")
 @click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
-@click.option("-k", "--top-k", default=10, show_default=True, help="Chunks per hop.")
+@click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
+@click.option("--model", "embedding_model", help="Embedding model the graph was ingested with.")
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
 @click.pass_context
-def query(ctx: click.Context, question: str, method: str, top_k: int, width: int) -> None:
+def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None, width: int) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
     from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 
-    settings = settings_from(ctx)
+    settings = settings_from(ctx, embedding_model=embedding_model)
     with connect(settings) as driver:
         result = build_retriever(method, driver, settings).search(question, top_k=top_k)
     click.echo(f"{result.method}: {len(result.hops)} hop(s), {result.seconds * 1000:.0f} ms")
@@ -179,13 +191,14 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, width: int
 @cli.command("eval")
 @click.argument("runs", nargs=-1)
 @click.option("--method", "-m", help="Retrieval method to evaluate.")
-@click.option("-k", "--top-k", default=10, show_default=True, help="Chunks per hop.")
+@click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
+@click.option("--model", "embedding_model", help="Embedding model the graph was ingested with.")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
               help="MultiHopRAG.json (default: $MHGRAPH_BENCHMARK_DIR or ../shared/data/multihop-rag/).")
 @click.option("--sample", is_flag=True, help="Use the bundled sample questions (for the bundled corpus).")
-@click.option("--limit", type=int, help="Only the first N questions.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--types", help="Comma-separated question types, e.g. inference_query,comparison_query.")
-@click.option("--workers", default=1, show_default=True, help="Questions run concurrently.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Questions run concurrently.")
 @click.option("--no-trace", is_flag=True, help="Do not store the run's evidence paths in Neo4j.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(path_type=Path))
 @click.option("--run-id", help="Name of the run (default: method-kK-timestamp).")
@@ -194,12 +207,20 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, width: int
 @click.option("--delete-run", help="Delete a run's traces from Neo4j.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.pass_context
-def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int, questions_path: Path | None,
-             sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
+def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
+             embedding_model: str | None, questions_path: Path | None, sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     from mhgraph.graph.connection import connect
 
+    if runs and not compare:
+        raise click.UsageError(f"unexpected argument '{runs[0]}' (run ids go with --compare)")
+    if compare and method:
+        raise click.UsageError("--compare renders stored runs; it does not take --method")
+    if sample and questions_path:
+        raise click.UsageError("give --sample or --questions, not both")
+    if no_progress:
+        quiet_progress()
     if compare:
         from datetime import datetime, timezone
 
@@ -220,8 +241,9 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
 
         with connect(settings) as driver:
             if delete_run:
-                found = traces.delete_run(driver, settings.neo4j_database, delete_run)
-                click.echo(f"deleted run {delete_run}" if found else f"no run {delete_run} in the graph")
+                if not traces.delete_run(driver, settings.neo4j_database, delete_run):
+                    raise MhgraphError(f"no run '{delete_run}' in the graph (see 'mhgraph eval --list-runs')")
+                click.echo(f"deleted run {delete_run}")
             else:
                 for r in traces.list_runs(driver, settings.neo4j_database):
                     click.echo(f"{r['id']:40} {r['method']:10} {r['questions']:5} questions  "
@@ -233,6 +255,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
 
     if sample:
         questions_path = sample_corpus_path().with_name("questions.json")
+    settings = settings_from(ctx, embedding_model=embedding_model)
     options = EvalOptions(
         method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
         types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
@@ -268,11 +291,29 @@ def quickstart(ctx: click.Context) -> None:
         click.echo("Try: MATCH p=(:Source)<-[:PUBLISHED_BY]-(:Document)<-[:FROM_DOCUMENT]-(:Chunk) RETURN p LIMIT 50")
 
 
+def quiet_progress() -> None:
+    """--no-progress also silences the bars of the libraries that load models."""
+    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
 def main() -> None:
+    warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
     try:
         cli(standalone_mode=False)
     except MhgraphError as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except (Neo4jError, DriverError) as exc:
+        click.echo(f"error: Neo4j: {_one_line(exc)}", err=True)
+        sys.exit(1)
+    except OSError as exc:  # e.g. a model path that does not exist
+        click.echo(f"error: {_one_line(exc)}", err=True)
         sys.exit(1)
     except click.ClickException as exc:
         exc.show()

@@ -94,7 +94,7 @@ class Settings:
 
 
 def mask(secret: str) -> str:
-    return "****" if len(secret) < 8 else f"{secret[:2]}****{secret[-2:]}"
+    return "********"
 
 
 def default_config_path() -> Path:
@@ -136,7 +136,10 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
 def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | None = None) -> Settings:
     """Resolve settings: flags > environment > config file > defaults."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    explicit = config_path is not None or bool(os.environ.get("MHGRAPH_CONFIG"))
     path = config_path or default_config_path()
+    if explicit and not path.is_file():
+        raise MhgraphError(f"{path}: config file not found")
     file_values = _read_config_file(path)
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}

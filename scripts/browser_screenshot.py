@@ -11,6 +11,7 @@ The password is the local server's (NEO4J_PASSWORD or the generated one).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -65,8 +66,8 @@ def main() -> None:
         run(":style " + " ".join(style.split()), 2)
         for frame in driver.find_elements(By.CSS_SELECTOR, "[data-testid=frame] button[title='Close']"):
             frame.click()
-        run(f":param run => '{args.run}'", 2)
-        run(f":param question => '{args.question}'", 2)
+        run(f":param run => {json.dumps(args.run)}", 2)  # a quoted, escaped string literal
+        run(f":param question => {json.dumps(args.question)}", 2)
         for button in driver.find_elements(By.CSS_SELECTOR, "button[title='Close']"):
             try:
                 button.click()

@@ -9,6 +9,8 @@ import pytest
 from mhgraph.config import load_settings
 from mhgraph.errors import MhgraphError
 
+EMPTY = Path(__file__).with_name("no-config.toml")
+
 
 @pytest.fixture
 def config_file(tmp_path: Path) -> Path:
@@ -32,9 +34,17 @@ def test_precedence_flag_env_file_default(config_file: Path, monkeypatch: pytest
     assert s.uses_local_server and s.uri == "bolt://127.0.0.1:7687"
 
 
+def test_missing_explicit_config_file_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(MhgraphError, match=r"nope\.toml: config file not found"):
+        load_settings({}, tmp_path / "nope.toml")
+    monkeypatch.setenv("MHGRAPH_CONFIG", str(tmp_path / "gone.toml"))
+    with pytest.raises(MhgraphError, match=r"gone\.toml: config file not found"):
+        load_settings({})
+
+
 def test_env_uri_means_external_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NEO4J_URI", "neo4j+s://example.databases.neo4j.io")
-    s = load_settings({}, tmp_path / "absent.toml")
+    s = load_settings({}, EMPTY)
     assert not s.uses_local_server and s.uri == "neo4j+s://example.databases.neo4j.io"
 
 
@@ -47,7 +57,7 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(MhgraphError, match=r"bad\.toml: invalid TOML"):
         load_settings({}, bad)
     with pytest.raises(MhgraphError, match="chunk_overlap must be"):
-        load_settings({"chunk_size": 32, "chunk_overlap": 32}, tmp_path / "absent.toml")
+        load_settings({"chunk_size": 32, "chunk_overlap": 32}, EMPTY)
 
 
 def test_config_command_masks_password(config_file: Path) -> None:
@@ -56,5 +66,5 @@ def test_config_command_masks_password(config_file: Path) -> None:
                          capture_output=True, text=True, env=env, check=True).stdout
     assert "env-secret-456" not in out and "file-secret-123" not in out
     password_line = next(l for l in out.splitlines() if l.startswith("neo4j_password"))
-    assert "en****56" in password_line and "[env]" in password_line
+    assert "********" in password_line and "[env]" in password_line
     assert any(l.startswith("neo4j_database") and "fromfile" in l and "[file]" in l for l in out.splitlines())

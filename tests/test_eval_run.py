@@ -121,26 +121,49 @@ def test_browser_queries_read_the_traces(runs, sample_graph, settings) -> None:
     assert {"test-vector", "test-bm25"} <= listed
 
 
-def test_delete_run_keeps_other_runs(runs, sample_graph, settings) -> None:
-    before = q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'test-bm25'}]->() RETURN count(r) AS n")[0]["n"]
-    assert traces.delete_run(sample_graph, settings.neo4j_database, "test-vector")
-    assert not traces.delete_run(sample_graph, settings.neo4j_database, "test-vector")
-    left = q(sample_graph, settings, "MATCH ()-[r:RETRIEVED]->() RETURN r.run AS run, count(*) AS n")
-    assert left == [{"run": "test-bm25", "n": before}]
-    assert q(sample_graph, settings, "RETURN COUNT { (:Question) } AS n")[0]["n"] == 24  # still asked by bm25
-    out = run_cli(settings, "eval", "--delete-run", "test-bm25")
-    assert out.returncode == 0 and "deleted run test-bm25" in out.stdout
-    assert q(sample_graph, settings, "RETURN COUNT { (:Question) } AS q, COUNT { (:EvalRun) } AS r") == [{"q": 0, "r": 0}]
+def test_delete_run_keeps_other_runs(sample_graph, settings, tmp_path: Path) -> None:
+    for method in ("vector", "bm25"):
+        evaluate(settings, sample_graph, EvalOptions(method=method, questions_path=QUESTIONS, top_k=3, limit=5,
+                                                     progress=False, runs_dir=tmp_path, run_id=f"del-{method}"))
+    asked = "MATCH (:EvalRun {id: $run})-[:ASKED]->(q) RETURN count(q) AS n"
+    others = q(sample_graph, settings, "MATCH (r:EvalRun) WHERE NOT r.id STARTS WITH 'del-' RETURN count(r) AS n")[0]["n"]
+    before = q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'del-bm25'}]->() RETURN count(r) AS n")[0]["n"]
+    assert before == 15 and q(sample_graph, settings, asked, run="del-bm25") == [{"n": 5}]
+    assert traces.delete_run(sample_graph, settings.neo4j_database, "del-vector")
+    assert not traces.delete_run(sample_graph, settings.neo4j_database, "del-vector")
+    assert q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'del-vector'}]->() RETURN count(r) AS n") == [{"n": 0}]
+    assert q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'del-bm25'}]->() RETURN count(r) AS n") == [{"n": before}]
+    assert q(sample_graph, settings, asked, run="del-bm25") == [{"n": 5}]  # still asked by the other run
+    out = run_cli(settings, "eval", "--delete-run", "del-bm25")
+    assert out.returncode == 0 and "deleted run del-bm25" in out.stdout
+    assert q(sample_graph, settings, "MATCH (r:EvalRun) RETURN count(r) AS n") == [{"n": others}]
+    missing = run_cli(settings, "eval", "--delete-run", "del-bm25")
+    assert missing.returncode == 1 and missing.stderr.strip() == (
+        "error: no run 'del-bm25' in the graph (see 'mhgraph eval --list-runs')")
 
 
 def test_compare_renders_one_table_and_plot(runs, settings, tmp_path: Path) -> None:
     dirs = [str(runs[m].run_dir) for m in ("vector", "bm25")]
     out = run_cli(settings, "eval", "--compare", *dirs, "--runs-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
-    table = [l for l in out.stdout.splitlines() if l.startswith("| vector") or l.startswith("| bm25")]
+    table = [l for l in out.stdout.splitlines() if l.startswith(("| test-vector | vector", "| test-bm25 | bm25"))]
     assert len(table) == 2
     written = list(tmp_path.glob("compare-*/compare.*"))
     assert {p.suffix for p in written} == {".md", ".png"}
+
+
+def test_compare_refuses_what_is_not_a_run(runs, settings, tmp_path: Path) -> None:
+    results = runs["vector"].run_dir / "results.json"
+    out = run_cli(settings, "eval", "--compare", str(results), "--runs-dir", str(tmp_path))
+    assert out.returncode == 1
+    assert out.stderr.strip() == f"error: {results}: not a run summary (a run's report.json is)"
+
+
+def test_eval_option_conflicts_are_usage_errors(settings) -> None:
+    for args in (["eval", "-m", "vector", "--sample", "--questions", str(QUESTIONS)], ["eval", "some-run"],
+                 ["eval", "--compare", "a", "-m", "vector"]):
+        out = run_cli(settings, *args)
+        assert out.returncode == 2 and "Error:" in out.stderr, (args, out.stderr)
 
 
 def test_missing_benchmark_file_is_one_line_error(sample_graph, settings, tmp_path: Path) -> None:

@@ -150,7 +150,7 @@ def test_flat_format_gives_same_text_without_metadata(empty_graph, settings, emb
 def test_format_flag_overrides_detection(empty_graph, settings, embedder, tmp_path: Path) -> None:
     flat_named_json = tmp_path / "corpus.data"
     flat_named_json.write_text(FLAT.read_text())
-    with pytest.raises(InputError, match=r"corpus\.data:1: expected a JSON list|corpus\.data:1: invalid JSON"):
+    with pytest.raises(InputError, match=r"corpus\.data:1: expected a JSON list of articles"):
         ingest_corpus(flat_named_json, settings, empty_graph, fmt="json", embedder=embedder, progress=False)
     summary = ingest_corpus(flat_named_json, settings, empty_graph, fmt="flat", embedder=embedder, progress=False)
     assert summary.documents == 18

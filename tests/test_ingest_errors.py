@@ -34,6 +34,12 @@ CASES = {
                             ":8 (record 2): article 'No body here' has no field 'body'"),
     "record without title": ("notitle.json", _json([{"body": "text only"}]), ":2 (record 1): missing field 'title'"),
     "not a list": ("object.json", '{"title": "x"}', ":1: expected a JSON list of articles"),
+    "missing separator": ("noseparator.txt", "Title: One\nPassage: first\nTitle: Two\nPassage: second\n",
+                          ":3: a second 'Title:' inside entry 'One': missing <endofpassage> before it?"),
+    "text after the JSON list": ("trailing.json", _json(GOOD) + "\nextra", ":9: unexpected text after the JSON list: 'extra'"),
+    "empty file": ("empty.txt", "", ": no articles to ingest (0 empty entries)"),
+    "only empty passages": ("hollow.txt", "Title: A\nPassage:\n<endofpassage>\nTitle: B\nPassage:   \n",
+                            ": no articles to ingest (2 empty entries)"),
 }
 
 
@@ -78,3 +84,41 @@ def test_empty_passages_are_skipped_and_counted(empty_graph, settings, tmp_path:
     titles = empty_graph.execute_query("MATCH (d:Document) RETURN d.title AS t ORDER BY t",
                                        database_=settings.neo4j_database).records
     assert [r["t"] for r in titles] == ["Also full", "Full"]
+
+
+def test_flat_separator_anywhere_crlf_and_bom(empty_graph, settings, tmp_path: Path) -> None:
+    path = tmp_path / "windows.txt"
+    path.write_bytes("\ufeffTitle: A\r\nPassage: a.<endofpassage>Title: B\r\nPassage: b\r\n<EndOfPassage>\r\n".encode())
+    result = run_cli(settings, "ingest", str(path), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    rows = empty_graph.execute_query("MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d:Document) RETURN d.title AS t, c.text AS x "
+                                     "ORDER BY t", database_=settings.neo4j_database).records
+    assert [(r["t"], r["x"]) for r in rows] == [("A", "a."), ("B", "b")]
+
+
+def test_bad_option_values_are_usage_errors(settings) -> None:
+    for args in (["ingest", "--batch-size", "0"], ["query", "x", "-k", "0"], ["eval", "-m", "vector", "--workers", "0"]):
+        result = run_cli(settings, *args)
+        assert result.returncode == 2 and "Invalid value" in result.stderr, (args, result.stderr)
+
+
+def test_retrieval_before_ingest_says_what_to_do(empty_graph, settings) -> None:
+    for method, index in (("vector", "chunk_embedding"), ("bm25", "chunk_text")):
+        result = run_cli(settings, "query", "anything", "--method", method)
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines() == [
+            f"error: the graph has no index '{index}': run 'mhgraph ingest' first"]
+
+
+def test_query_with_another_embedding_model_is_refused(empty_graph, settings) -> None:
+    from mhgraph.ingest.embedder import resolve_model
+
+    model_path = resolve_model("all-MiniLM-L6-v2")  # the same weights under another name
+    ingested = run_cli(settings, "ingest", str(SAMPLE / "corpus.json"), "--model", model_path, "--no-progress")
+    assert ingested.returncode == 0, ingested.stderr
+    result = run_cli(settings, "query", "Who bought Ferreira?")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: the graph's chunks were embedded with {model_path}, not all-MiniLM-L6-v2: "
+        f"pass --model {model_path} (or set MHGRAPH_EMBEDDING_MODEL)"]
+    assert run_cli(settings, "query", "Who bought Ferreira?", "--model", model_path).returncode == 0

@@ -1,5 +1,6 @@
 """The local Neo4j server: install, start, status, capabilities, password storage, stop/start."""
 
+import json
 import stat
 import urllib.request
 
@@ -35,9 +36,25 @@ def test_generated_password_is_private(local) -> None:
     assert len(local.password_file.read_text().strip()) >= 16
 
 
-def test_http_serves_browser_and_discovery(local) -> None:
+def test_http_serves_browser_and_discovery(local, settings) -> None:
     with urllib.request.urlopen(f"{local.http_url}/browser/", timeout=10) as resp:
         assert resp.status == 200 and b"<html" in resp.read().lower()
+    with urllib.request.urlopen(f"{local.http_url}/", timeout=10) as resp:
+        discovery = json.load(resp)
+    assert discovery["bolt_direct"] == f"bolt://127.0.0.1:{settings.bolt_port}"
+    assert discovery["neo4j_version"] == local.lock.neo4j_version and discovery["neo4j_edition"] == "community"
+
+
+def test_start_refuses_a_port_in_use(local, settings, tmp_path) -> None:
+    from dataclasses import replace
+
+    from mhgraph.errors import MhgraphError
+    from mhgraph.server import LocalNeo4j
+
+    other = LocalNeo4j(replace(settings, home=tmp_path / "other-home", http_port=settings.http_port + 1000))
+    with pytest.raises(MhgraphError, match=f"port {settings.bolt_port} on 127.0.0.1 is already in use"):
+        other.start(timeout=30)
+    assert other.pid() is None and local.status().running
 
 
 def test_capabilities(driver, settings) -> None:

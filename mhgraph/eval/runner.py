@@ -28,7 +28,7 @@ from mhgraph.eval.difficulty import difficulties
 from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
-from mhgraph.eval.report import question_rows, summarise, write_report
+from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.retrieval import build_retriever
 from mhgraph.retrieval.base import RetrievalResult
@@ -37,8 +37,16 @@ BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
 
 
 def default_questions_path() -> Path:
-    base = os.environ.get(BENCHMARK_DIR_ENV) or "../shared/data/multihop-rag"
-    return Path(base) / "MultiHopRAG.json"
+    """$MHGRAPH_BENCHMARK_DIR, else ../shared/data/multihop-rag beside the current directory or
+    beside this checkout (an editable install), whichever exists."""
+    if base := os.environ.get(BENCHMARK_DIR_ENV):
+        return Path(base) / "MultiHopRAG.json"
+    relative = Path("../shared/data/multihop-rag")
+    checkout = Path(__file__).resolve().parents[2]
+    for candidate in (relative, checkout.parent / "shared" / "data" / "multihop-rag"):
+        if candidate.is_dir():
+            return candidate / "MultiHopRAG.json"
+    return relative / "MultiHopRAG.json"
 
 
 @dataclass
@@ -130,7 +138,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     retriever.search(questions[0].query, top_k=options.top_k)
 
     started_at = datetime.now(timezone.utc)
-    run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S}"
+    run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]
     t0 = time.perf_counter()
     results = _run_all(retriever, questions, options)
     wall = time.perf_counter() - t0
@@ -142,7 +150,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     hardness = difficulties({q.id: len(q.evidence) for q in questions}, with_gold, query_vectors, vectors)
     records = score_results(questions, results, gold, recall_at=options.recall_at,
                             difficulty={qid: d.value for qid, d in hardness.items()})
-    summary = summarise(records, method=options.method, params=options.params)
+    summary = summarise(records, method=options.method, params=options.params,
+                        label=options.run_id or run_label(options.method, options.params))
     finished_at = datetime.now(timezone.utc)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
@@ -173,9 +182,15 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
 
 
 def load_summary(run: str | Path, runs_dir: Path = Path("runs")) -> dict[str, Any]:
-    """A run's summary, by run directory or by run id under runs_dir."""
+    """A run's summary (its report.json), by run directory, by file, or by run id under runs_dir."""
     path = Path(run)
     for candidate in (path / "report.json", runs_dir / str(run) / "report.json", path):
         if candidate.is_file():
-            return json.loads(candidate.read_text(encoding="utf-8"))
-    raise MhgraphError(f"{run}: no such run (expected {runs_dir / str(run) / 'report.json'})")
+            try:
+                summary = json.loads(candidate.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise MhgraphError(f"{candidate}: not a run summary (invalid JSON: {exc})") from exc
+            if not isinstance(summary, dict) or not {"method", "label", "overall", "latency_ms"} <= summary.keys():
+                raise MhgraphError(f"{candidate}: not a run summary (a run's report.json is)")
+            return summary
+    raise MhgraphError(f"{run}: no such run (neither a run directory nor {runs_dir / str(run)})")

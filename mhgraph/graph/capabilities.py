@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from neo4j import Driver
 
+from mhgraph import cypher
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -28,14 +30,11 @@ def _version_tuple(version: str) -> tuple[int, int]:
 
 
 def detect(driver: Driver, database: str | None = None) -> Capabilities:
-    records, _, _ = driver.execute_query(
-        "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition",
-        database_=database,
-    )
+    records, _, _ = driver.execute_query(cypher.load("schema/components"), database_=database)
     kernel = next((r for r in records if r["name"] == "Neo4j Kernel"), records[0])
-    cypher = next((r for r in records if r["name"] == "Cypher"), None)
+    language = next((r for r in records if r["name"] == "Cypher"), None)
     version = kernel["versions"][0]
-    cypher_versions = tuple(cypher["versions"]) if cypher else ("5",)
+    cypher_versions = tuple(language["versions"]) if language else ("5",)
     at_least = lambda major, minor: _version_tuple(version) >= (major, minor)  # noqa: E731
     modern = at_least(2026, 1) and "25" in cypher_versions
     return Capabilities(

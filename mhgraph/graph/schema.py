@@ -1,8 +1,6 @@
-"""Create the constraints and indexes of the lexical graph."""
+"""The constraints and indexes of the lexical graph: create them, and check what retrieval needs."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from neo4j import Driver
 from neo4j_graphrag.indexes import create_fulltext_index, create_vector_index
@@ -13,20 +11,31 @@ from mhgraph.graph.capabilities import Capabilities
 
 VECTOR_INDEX = "chunk_embedding"
 FULLTEXT_INDEX = "chunk_text"
-VECTOR_FILTER_PROPERTIES = ("source", "published_at")
 
 
-@dataclass(frozen=True)
-class IndexNames:
-    vector: str = VECTOR_INDEX
-    fulltext: str = FULLTEXT_INDEX
+def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
+    records, _, _ = driver.execute_query(cypher.load("schema/index_info"), name=name, database_=database)
+    return records[0].data() if records else None
 
 
 def vector_index_dimensions(driver: Driver, database: str | None, name: str = VECTOR_INDEX) -> int | None:
-    records, _, _ = driver.execute_query(cypher.load("schema/index_info"), name=name, database_=database)
-    if not records:
-        return None
-    return int(records[0]["options"]["indexConfig"]["vector.dimensions"])
+    info = index_info(driver, database, name)
+    return int(info["options"]["indexConfig"]["vector.dimensions"]) if info else None
+
+
+def require_index(driver: Driver, database: str | None, name: str) -> None:
+    """Retrieval needs the index ingest creates: say so in one line if it is missing."""
+    if index_info(driver, database, name) is None:
+        raise MhgraphError(f"the graph has no index '{name}': run 'mhgraph ingest' first")
+
+
+def require_embedding_model(driver: Driver, database: str | None, model: str) -> None:
+    """Questions must be embedded with the model the chunks were embedded with."""
+    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), database_=database)
+    models = records[0]["models"] if records else []
+    if models and model not in models:
+        raise MhgraphError(f"the graph's chunks were embedded with {', '.join(models)}, not {model}: "
+                           f"pass --model {models[0]} (or set MHGRAPH_EMBEDDING_MODEL)")
 
 
 def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: Capabilities) -> None:
@@ -50,4 +59,4 @@ def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: C
                                 dimensions=dimensions, similarity_fn="cosine", neo4j_database=database)
     # Lucene's BM25 over chunk text: the bm25 baseline and IR-CoT query it.
     create_fulltext_index(driver, FULLTEXT_INDEX, label="Chunk", node_properties=["text"], neo4j_database=database)
-    driver.execute_query("CALL db.awaitIndexes(300)", database_=database)
+    driver.execute_query(cypher.load("schema/await_indexes"), database_=database)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -92,15 +93,18 @@ def read_corpus(path: Path | str, fmt: Format | None = None) -> Corpus:
 
 
 # -- flat text ------------------------------------------------------------------------------
+_SEPARATOR = re.compile(re.escape(SEPARATOR), re.IGNORECASE)
+
+
 def _flat_articles(path: Path, text: str) -> Iterator[Article | None]:
-    lines = text.splitlines()
-    start = 0
-    for i in range(len(lines) + 1):
-        if i == len(lines) or lines[i].strip() == SEPARATOR:
-            entry = lines[start:i]
-            if any(line.strip() for line in entry):
-                yield _flat_entry(path, entry, start + 1)
-            start = i + 1
+    # The sentinel may share a line with text on either side; entries are what lies between.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    pos = 0
+    for match in [*_SEPARATOR.finditer(text), None]:
+        end = match.start() if match else len(text)
+        if text[pos:end].strip():
+            yield _flat_entry(path, text[pos:end].split("\n"), line_of(text, pos))
+        pos = match.end() if match else end
 
 
 def _flat_entry(path: Path, entry: list[str], first_line: int) -> Article | None:
@@ -115,8 +119,13 @@ def _flat_entry(path: Path, entry: list[str], first_line: int) -> Article | None
     passage_at = next((k for k in range(offset + 1, len(entry)) if entry[k].lstrip().startswith("Passage:")), None)
     if passage_at is None:
         raise InputError(path, f"{head_line}", f"entry '{title[:60]}' has no 'Passage:' line")
-    if extra := [l for l in entry[offset + 1:passage_at] if l.strip()]:
-        raise InputError(path, f"{head_line + 1}", f"unexpected text between Title and Passage: {extra[0][:40]!r}")
+    for k in range(offset + 1, passage_at):
+        if entry[k].strip():
+            raise InputError(path, f"{first_line + k}", f"unexpected text between Title and Passage: {entry[k].strip()[:40]!r}")
+    for k in range(passage_at + 1, len(entry)):
+        if entry[k].lstrip().startswith("Title:"):
+            raise InputError(path, f"{first_line + k}", f"a second 'Title:' inside entry '{title[:60]}': "
+                             f"missing {SEPARATOR} before it?")
     first = entry[passage_at].lstrip()[len("Passage:"):].strip()
     body = "\n".join([first, *entry[passage_at + 1:]]).strip()
     if not body:
@@ -142,6 +151,9 @@ def json_records(path: Path, text: str) -> Iterator[tuple[int, int, object]]:
             while pos < len(text) and text[pos] in " \t\r\n":
                 pos += 1
             if text[pos:pos + 1] == "]":
+                if rest := text[pos + 1:].strip():
+                    at = pos + 1 + text[pos + 1:].index(rest[0])
+                    raise InputError(path, f"{line_of(text, at)}", f"unexpected text after the JSON list: {rest[:20]!r}")
                 return
             if record and text[pos:pos + 1] == ",":
                 pos += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from mhgraph.config import Settings
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
+from mhgraph.errors import InputError
 from mhgraph.ingest.corpus import Corpus, Format, read_corpus
 from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
@@ -28,6 +30,7 @@ class IngestSummary:
     sources: int            # distinct sources among them
     skipped_empty: int      # empty passages / bodies, skipped
     written: int            # documents written now
+    written_chunks: int     # their chunks (embedded and written now)
     unchanged: int          # documents already stored identically, left as they were
     seconds: float          # parse, chunk, embed and write (model loading apart)
     model_load_seconds: float
@@ -35,7 +38,8 @@ class IngestSummary:
 
     @property
     def chunks_per_second(self) -> float:
-        return self.chunks / self.seconds if self.seconds else 0.0
+        """Chunks embedded and written per second (unchanged documents cost no embedding)."""
+        return self.written_chunks / self.seconds if self.seconds else 0.0
 
     def lines(self) -> list[str]:
         return [
@@ -60,16 +64,20 @@ def fingerprint(document_id: str, model: str, chunk_ids: list[str]) -> str:
     return hashlib.sha256("\x1f".join([document_id, model, *chunk_ids]).encode()).hexdigest()[:32]
 
 
-def prepare(corpus: Corpus, chunker: TokenChunker, model: str, progress: bool) -> list[PreparedDocument]:
-    prepared, seen = [], set()
+def prepare(corpus: Corpus, chunker: TokenChunker, model: str, progress: bool) -> tuple[list[PreparedDocument], int]:
+    """Chunked documents, and how many articles had no token at all (e.g. only zero-width characters)."""
+    prepared, seen, tokenless = [], set(), 0
     for article in tqdm(corpus.articles, desc="parse+chunk", unit="doc", disable=not progress):
         if article.id in seen:  # the same article twice in one file is stored once
             continue
         seen.add(article.id)
         spans = chunker.split(article.body)
+        if not spans:
+            tokenless += 1
+            continue
         ids = [chunk_id(article.id, s.start_char, s.end_char) for s in spans]
         prepared.append(PreparedDocument(article, spans, ids, fingerprint(article.id, model, ids)))
-    return prepared
+    return prepared, tokenless
 
 
 def ingest_corpus(
@@ -84,15 +92,21 @@ def ingest_corpus(
 ) -> IngestSummary:
     started = time.perf_counter()
     corpus = read_corpus(path, fmt)  # raises InputError before anything is written
+    if not corpus.articles:
+        raise InputError(path, "", f"no articles to ingest ({corpus.skipped_empty} empty entries)")
     loading = time.perf_counter()
     embedder = embedder or SentenceEmbedder(settings.embedding_model)
     model_load_seconds = time.perf_counter() - loading
+    if settings.chunk_size > embedder.max_seq_length:
+        warnings.warn(f"chunk_size {settings.chunk_size} exceeds what {settings.embedding_model} embeds "
+                      f"({embedder.max_seq_length} tokens with its special tokens): chunk ends are not embedded",
+                      stacklevel=2)
     chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
-    documents = prepare(corpus, chunker, settings.embedding_model, progress)
+    documents, tokenless = prepare(corpus, chunker, settings.embedding_model, progress)
 
     database = settings.neo4j_database
     ensure_schema(driver, database, embedder.dimensions, detect(driver, database))
-    writer = GraphWriter(driver, database)
+    writer = GraphWriter(driver, database, settings.embedding_model, settings.chunk_size, settings.chunk_overlap)
     stored = writer.fingerprints(d.id for d in documents)
     todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
 
@@ -116,6 +130,7 @@ def ingest_corpus(
         path=str(path), format=corpus.format, documents=len(documents),
         chunks=sum(len(d.chunks) for d in documents),
         sources=len({d.article.source for d in documents if d.article.source}),
-        skipped_empty=corpus.skipped_empty, written=len(todo), unchanged=len(documents) - len(todo),
+        skipped_empty=corpus.skipped_empty + tokenless, written=len(todo), written_chunks=len(texts),
+        unchanged=len(documents) - len(todo),
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds, graph=writer.counts(),
     )

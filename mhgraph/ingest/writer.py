@@ -28,9 +28,11 @@ class PreparedDocument:
 
 
 class GraphWriter:
-    def __init__(self, driver: Driver, database: str | None = None) -> None:
+    def __init__(self, driver: Driver, database: str | None, embedding_model: str, chunk_size: int,
+                 chunk_overlap: int) -> None:
         self.driver = driver
         self.database = database
+        self.chunking = {"embedding_model": embedding_model, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
 
     def fingerprints(self, ids: Iterable[str]) -> dict[str, str | None]:
         records, _, _ = self.driver.execute_query(
@@ -47,8 +49,7 @@ class GraphWriter:
         with self.driver.session(database=self.database) as session:
             session.execute_write(self._write_batch, batch)
 
-    @staticmethod
-    def _write_batch(tx: ManagedTransaction, batch: Sequence[PreparedDocument]) -> None:
+    def _write_batch(self, tx: ManagedTransaction, batch: Sequence[PreparedDocument]) -> None:
         documents, chunks, links = [], [], []
         for doc in batch:
             a = doc.article
@@ -67,6 +68,6 @@ class GraphWriter:
                 })
             links += [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
         tx.run(cypher.load("ingest/delete_stale_chunks"), documents=documents).consume()
-        tx.run(cypher.load("ingest/merge_documents"), documents=documents).consume()
+        tx.run(cypher.load("ingest/merge_documents"), documents=documents, **self.chunking).consume()
         tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks).consume()
         tx.run(cypher.load("ingest/link_next_chunks"), links=links).consume()

@@ -52,7 +52,7 @@ def find_java(configured: str | None = None) -> tuple[Path, int]:
         if major is not None and major >= MIN_JAVA:
             return java, major
         if origin == "configured":
-            raise MhgraphError(f"java '{java}' (MHGRAPH_JAVA / --java) is not Java {MIN_JAVA}+ (found {major})")
+            raise MhgraphError(f"java '{java}' (MHGRAPH_JAVA or the 'java' setting) is not Java {MIN_JAVA}+ (found {major})")
         seen.append(f"{java} ({major or 'unusable'})")
     raise MhgraphError(
         f"no Java {MIN_JAVA}+ found (tried: {', '.join(seen) or 'nothing'}); "

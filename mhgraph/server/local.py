@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import time
 import urllib.request
@@ -54,6 +55,12 @@ class ServerStatus:
             f"data dir: {self.data_dir}",
             f"log:      {self.log_file}",
         ]
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 class LocalNeo4j:
@@ -164,6 +171,10 @@ dbms.usage_report.enabled=false
         if self.pid() is not None:
             self._wait_for_bolt(timeout, None)
             return self.status()
+        for port in (self.settings.bolt_port, self.settings.http_port):
+            if _port_in_use(port):  # else we would talk to whatever answers there
+                raise MhgraphError(f"port {port} on 127.0.0.1 is already in use (another Neo4j?): stop it or "
+                                   "choose other ports (--bolt-port/--http-port, MHGRAPH_BOLT_PORT/MHGRAPH_HTTP_PORT)")
         installed = self.install()
         cmd = [
             str(installed.java),

@@ -1,8 +1,23 @@
 // The evidence path of question $question in run $run: retrieved chunks (RETRIEVED {hop, rank,
-// score, gold}) with their documents and sources, the gold chunks (HAS_GOLD), and the links
-// between hops (LED_TO). Gold chunks the run missed are attached by HAS_GOLD only.
+// score, gold}) with their documents and, where they have one, sources; the gold chunks
+// (HAS_GOLD); and the links between hops (LED_TO). Gold chunks the run missed are attached by
+// HAS_GOLD only.
 MATCH (q:Question {id: $question})
-OPTIONAL MATCH retrieved = (q)-[:RETRIEVED {run: $run}]->(:Chunk)-[:FROM_DOCUMENT]->(:Document)-[:PUBLISHED_BY]->(:Source)
-OPTIONAL MATCH gold = (q)-[:HAS_GOLD]->(:Chunk)-[:FROM_DOCUMENT]->(:Document)
-OPTIONAL MATCH hops = (:Chunk)-[:LED_TO {run: $run, question: $question}]->(:Chunk)
-RETURN q, collect(DISTINCT retrieved) AS retrieved, collect(DISTINCT gold) AS gold, collect(DISTINCT hops) AS hops
+CALL (q) {
+  OPTIONAL MATCH retrieved = (q)-[:RETRIEVED {run: $run}]->(:Chunk)-[:FROM_DOCUMENT]->(:Document)
+  RETURN collect(retrieved) AS retrieved
+}
+CALL (q) {
+  OPTIONAL MATCH gold = (q)-[:HAS_GOLD]->(:Chunk)-[:FROM_DOCUMENT]->(:Document)
+  RETURN collect(gold) AS gold
+}
+CALL (q) {
+  OPTIONAL MATCH published = (q)-[r:RETRIEVED|HAS_GOLD]->(:Chunk)-[:FROM_DOCUMENT]->(:Document)-[:PUBLISHED_BY]->(:Source)
+  WHERE r.run = $run OR r:HAS_GOLD
+  RETURN collect(DISTINCT published) AS sources
+}
+CALL () {
+  OPTIONAL MATCH hops = (:Chunk)-[:LED_TO {run: $run, question: $question}]->(:Chunk)
+  RETURN collect(hops) AS hops
+}
+RETURN q, retrieved, gold, sources, hops

@@ -1,5 +1,6 @@
-// Questions where run $run_a retrieved a gold chunk that run $run_b missed.
-MATCH (q:Question)-[:HAS_GOLD]->(g:Chunk)
+// Questions (asked in both runs) where run $run_a retrieved a gold chunk that run $run_b missed.
+MATCH (:EvalRun {id: $run_a})-[:ASKED]->(q:Question)<-[:ASKED]-(:EvalRun {id: $run_b})
+MATCH (q)-[:HAS_GOLD]->(g:Chunk)
 WHERE EXISTS { (q)-[:RETRIEVED {run: $run_a}]->(g) }
   AND NOT EXISTS { (q)-[:RETRIEVED {run: $run_b}]->(g) }
 MATCH (g)-[:FROM_DOCUMENT]->(d:Document)

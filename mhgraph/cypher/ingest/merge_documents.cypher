@@ -1,5 +1,6 @@
 // Upsert Documents and their Sources. $documents: [{id, title, url, author, category,
-// published_at, source, fingerprint}]. The fingerprint is written in the same transaction as the
+// published_at, source, fingerprint}]; $embedding_model, $chunk_size, $chunk_overlap say how the
+// document's chunks were made, so retrieval can check it embeds questions with the same model. The fingerprint is written in the same transaction as the
 // chunks, so a Document carrying it is known to be complete.
 UNWIND $documents AS d
 MERGE (doc:Document {id: d.id})
@@ -8,7 +9,10 @@ SET doc.title = d.title,
     doc.author = d.author,
     doc.category = d.category,
     doc.published_at = d.published_at,
-    doc.ingest_fingerprint = d.fingerprint
+    doc.ingest_fingerprint = d.fingerprint,
+    doc.embedding_model = $embedding_model,
+    doc.chunk_size = $chunk_size,
+    doc.chunk_overlap = $chunk_overlap
 FOREACH (name IN CASE WHEN d.source IS NULL THEN [] ELSE [d.source] END |
   MERGE (s:Source {name: name})
   MERGE (doc)-[:PUBLISHED_BY]->(s)

@@ -1,0 +1,2 @@
+// Wait (up to 300 s) until every index is online.
+CALL db.awaitIndexes(300)

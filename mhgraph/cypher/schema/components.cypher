@@ -1,0 +1,3 @@
+// Server version, edition and the Cypher versions it speaks.
+CALL dbms.components() YIELD name, versions, edition
+RETURN name, versions, edition

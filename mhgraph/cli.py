@@ -235,7 +235,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         click.echo(markdown)
         click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
         return
-    settings = settings_from(ctx)
+    settings = settings_from(ctx, embedding_model=embedding_model)
     if list_runs or delete_run:
         from mhgraph.eval import traces
 
@@ -255,7 +255,6 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
 
     if sample:
         questions_path = sample_corpus_path().with_name("questions.json")
-    settings = settings_from(ctx, embedding_model=embedding_model)
     options = EvalOptions(
         method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
         types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,

@@ -128,6 +128,8 @@ def to_markdown(summary: Summary) -> str:
                        "evidence but no gold chunk"],
                       [[str(null["null_questions"]), f"{null['avg_returned']:.1f}", str(null["abstained"]),
                         str(null["unmatched"])]]), ""]
+    if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
+        lines += ["## Gold evidence coverage", "", "\n".join(coverage["lines"]), ""]
     return "\n".join(lines)
 
 

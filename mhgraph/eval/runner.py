@@ -98,26 +98,22 @@ def chunk_embeddings(driver: neo4j.Driver, database: str | None, ids: Sequence[s
 def _run_all(retriever, questions: Sequence[Question], options: EvalOptions) -> dict[str, RetrievalResult]:
     search = lambda q: retriever.search(q.query, top_k=options.top_k)  # noqa: E731
     results: dict[str, RetrievalResult] = {}
-    with tqdm(total=len(questions), desc=f"eval {options.method}", unit="q", disable=not options.progress) as bar:
-        if options.workers <= 1:
-            for q in questions:
-                results[q.id] = search(q)
-                bar.update()
-        else:
-            with ThreadPoolExecutor(max_workers=options.workers) as pool:
-                for q, result in zip(questions, pool.map(search, questions)):
-                    results[q.id] = result
-                    bar.update()
+    with tqdm(total=len(questions), desc=f"eval {options.method}", unit="q", disable=not options.progress) as bar, \
+            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        for q, result in zip(questions, pool.map(search, questions)):  # results come back in question order
+            results[q.id] = result
+            bar.update()
     return results
 
 
 def _result_json(q: Question, result: RetrievalResult, gold: Sequence[str]) -> dict[str, Any]:
+    wanted = set(gold)
     return {
         "id": q.id, "query": q.query, "type": q.question_type, "answer": q.answer, "gold": list(gold),
         "seconds": result.seconds, "params": result.params,
         "hops": [{"hop": h.index, "query": h.query, "filters": h.filters, "seconds": h.seconds,
                   "chunks": [{"chunk_id": c.chunk_id, "rank": c.rank, "score": c.score, "title": c.title,
-                              "source": c.source, "parent_id": c.parent_id, "gold": c.chunk_id in gold}
+                              "source": c.source, "parent_id": c.parent_id, "gold": c.chunk_id in wanted}
                              for c in h.chunks]} for h in result.hops],
     }
 
@@ -159,7 +155,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         "embedding_model": settings.embedding_model, "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap, "gold_coverage": {
             "facts": coverage.facts, "matched": coverage.matched, "share": coverage.share,
-            "unmatched": [asdict(u) for u in coverage.unmatched]},
+            "unmatched": [asdict(u) for u in coverage.unmatched], "lines": coverage.lines()},
     })
 
     run_dir = options.runs_dir / run_id
@@ -170,9 +166,6 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                      "scores": question_rows([by_id[q.id]])[0],
                      "difficulty": asdict(hardness[q.id]) if q.id in hardness else None} for q in questions]
     (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
-    report = files.markdown.read_text(encoding="utf-8")
-    files.markdown.write_text(report + "\n## Gold evidence coverage\n\n" + "\n".join(coverage.lines()) + "\n",
-                              encoding="utf-8")
     if options.trace:
         traces.write_run(driver, database, run_id=run_id, method=options.method, params=options.params,
                          started_at=started_at, finished_at=finished_at, summary=summary, questions=questions,

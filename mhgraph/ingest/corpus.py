@@ -138,13 +138,13 @@ def line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def json_records(path: Path, text: str) -> Iterator[tuple[int, int, object]]:
-    """Yield (record number, line, value) of the top-level array, keeping positions for errors."""
+def json_records(path: Path, text: str, what: str = "articles") -> Iterator[tuple[int, int, object]]:
+    """Yield (record number, line, value) of the top-level array of `what`, keeping positions for errors."""
     decoder = json.JSONDecoder()
     try:
         pos = len(text) - len(text.lstrip())
         if not text[pos:pos + 1] == "[":
-            raise InputError(path, f"{line_of(text, pos)}", "expected a JSON list of articles")
+            raise InputError(path, f"{line_of(text, pos)}", f"expected a JSON list of {what}")
         pos += 1
         record = 0
         while True:

@@ -27,7 +27,6 @@ import asyncio
 import hashlib
 import json
 import os
-import platform
 import resource
 import shutil
 import socket
@@ -37,9 +36,10 @@ import sys
 import tempfile
 import time
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from environment import machine, versions
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "multihop-rag" / "corpus.json"
@@ -280,37 +280,6 @@ def graph_facts(driver: Any, database: str, tokenizer: Any) -> dict[str, Any]:
         },
         "_lengths": lengths,
     }
-
-
-def machine() -> dict[str, Any]:
-    cpu = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram_gib = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                ram_gib = round(int(line.split()[1]) / 1024 ** 2, 1)
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu or platform.processor() or None, "cores": os.cpu_count(), "usable_cores": usable,
-            "ram_gib": ram_gib, "os": platform.platform()}
-
-
-def versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("mhgraph", "neo4j-graphrag", "torch", "sentence-transformers", "transformers", "neo4j"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
 
 
 def corpus_label(path: Path) -> str:

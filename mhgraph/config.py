@@ -35,6 +35,7 @@ ENV_VARS: dict[str, str] = {
     "embedding_model": "MHGRAPH_EMBEDDING_MODEL",
     "chunk_size": "MHGRAPH_CHUNK_SIZE",
     "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
+    "vector_quantization": "MHGRAPH_VECTOR_QUANTIZATION",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -43,6 +44,10 @@ ENV_VARS: dict[str, str] = {
     "pagecache_size": "MHGRAPH_PAGECACHE_SIZE",
     "java": "MHGRAPH_JAVA",
 }
+# How the Chunk vector index stores vectors (Neo4j 2026.x `vector.quantization.type`): full
+# floats, 8-bit scalars, or 1 bit per dimension with exact rescoring of an expanded candidate
+# list. bench/vector_index.py measures what each costs in recall against exact search.
+VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
 
 
@@ -61,6 +66,8 @@ class Settings:
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     chunk_size: int = 256
     chunk_overlap: int = 32
+    # none | scalar | binary: see VECTOR_QUANTIZATIONS
+    vector_quantization: str = "none"
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -156,7 +163,14 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
             values[name], origins[name] = _coerce(name, file_values[name], str(path)), "file"
         else:
             origins[name] = "default"
+    if "vector_quantization" in values:
+        values["vector_quantization"] = values["vector_quantization"].lower()
     settings = Settings(**values, origins=origins)
+    if settings.vector_quantization not in VECTOR_QUANTIZATIONS:
+        where = {"file": str(path), "env": f"${ENV_VARS['vector_quantization']}"}.get(
+            origins["vector_quantization"], origins["vector_quantization"])
+        raise MhgraphError(f"setting 'vector_quantization' from {where}: expected one of "
+                           f"{', '.join(VECTOR_QUANTIZATIONS)}, got {settings.vector_quantization!r}")
     if settings.chunk_overlap >= settings.chunk_size or settings.chunk_overlap < 0:
         raise MhgraphError(
             f"chunk_overlap must be >= 0 and < chunk_size (got {settings.chunk_overlap} and {settings.chunk_size})"

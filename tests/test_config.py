@@ -58,6 +58,16 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path) -> None:
         load_settings({}, bad)
     with pytest.raises(MhgraphError, match="chunk_overlap must be"):
         load_settings({"chunk_size": 32, "chunk_overlap": 32}, EMPTY)
+    bad.write_text('vector_quantization = "int8"\n')
+    with pytest.raises(MhgraphError, match=r"'vector_quantization' from .*bad\.toml: expected one of none, scalar, binary"):
+        load_settings({}, bad)
+
+
+def test_vector_quantization_is_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MHGRAPH_VECTOR_QUANTIZATION", raising=False)
+    assert load_settings({}, EMPTY).vector_quantization == "none"
+    monkeypatch.setenv("MHGRAPH_VECTOR_QUANTIZATION", "BINARY")
+    assert load_settings({}, EMPTY).vector_quantization == "binary"
 
 
 def test_config_command_masks_password(config_file: Path) -> None:

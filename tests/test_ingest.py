@@ -45,6 +45,8 @@ def test_schema_and_indexes_exist(ingested, driver, settings, embedder) -> None:
     assert vector["type"] == "VECTOR" and vector["state"] == "ONLINE" and vector["labelsOrTypes"] == ["Chunk"]
     assert vector["properties"] == ["embedding", "source", "published_at"]  # filter properties (2026.x)
     assert vector["options"]["indexConfig"]["vector.dimensions"] == embedder.dimensions == 384
+    # full-precision vectors unless configured otherwise (the server's own default is BINARY)
+    assert vector["options"]["indexConfig"]["vector.quantization.type"] == "NONE"
     fulltext = indexes[FULLTEXT_INDEX]
     assert fulltext["type"] == "FULLTEXT" and fulltext["properties"] == ["text"] and fulltext["state"] == "ONLINE"
     ranges = {(tuple(r["labelsOrTypes"]), tuple(r["properties"])) for r in indexes.values() if r["type"] == "RANGE"}
@@ -125,6 +127,29 @@ def test_changed_chunking_replaces_chunks(ingested, driver, settings, embedder) 
     assert summary.written == 18
     stats = query(driver, settings, "MATCH (c:Chunk) RETURN count(c) AS n, max(c.token_count) AS biggest")[0]
     assert stats["n"] == summary.chunks > ingested.chunks and stats["biggest"] == 128
+
+
+def test_changed_quantization_rebuilds_the_vector_index(ingested, driver, settings, embedder) -> None:
+    from dataclasses import replace
+
+    from mhgraph.retrieval import build_retriever
+
+    def index_config():
+        return query(driver, settings, "SHOW INDEXES YIELD name, options WHERE name = $name RETURN options",
+                     name=VECTOR_INDEX)[0]["options"]["indexConfig"]
+
+    question = "Which outlet covered the ruling on the lawsuit?"
+    retriever = build_retriever("vector", driver, settings, embedder)
+    exact = [c.chunk_id for c in retriever.search(question, top_k=5).final_ranking()]
+    before = snapshot(driver, settings.neo4j_database)
+    summary = ingest_corpus(CORPUS, replace(settings, vector_quantization="binary"), driver, embedder=embedder,
+                            progress=False)
+    assert summary.written == 0  # the chunks stay; only the index is rebuilt
+    assert index_config()["vector.quantization.type"] == "BINARY"
+    assert snapshot(driver, settings.neo4j_database) == before
+    assert len(retriever.search(question, top_k=5).final_ranking()) == len(exact) == 5
+    ingest_corpus(CORPUS, settings, driver, embedder=embedder, progress=False)
+    assert index_config()["vector.quantization.type"] == "NONE"
 
 
 def test_quotes_and_braces_in_titles_survive(ingested, driver, settings) -> None:

@@ -6,6 +6,7 @@ from neo4j import Driver
 from neo4j_graphrag.indexes import create_fulltext_index, create_vector_index
 
 from mhgraph import cypher
+from mhgraph.config import VECTOR_QUANTIZATIONS
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import Capabilities
 
@@ -18,9 +19,13 @@ def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
     return records[0].data() if records else None
 
 
-def vector_index_dimensions(driver: Driver, database: str | None, name: str = VECTOR_INDEX) -> int | None:
-    info = index_info(driver, database, name)
-    return int(info["options"]["indexConfig"]["vector.dimensions"]) if info else None
+def vector_index_quantization(info: dict | None) -> str | None:
+    """The quantization an existing vector index uses; None where the server has no such setting."""
+    config = (info or {}).get("options", {}).get("indexConfig", {})
+    value = config.get("vector.quantization.type")
+    if value is None and "vector.quantization.enabled" in config:  # Neo4j 5.x: on or off
+        value = "scalar" if config["vector.quantization.enabled"] else "none"
+    return str(value).lower() if value is not None else None
 
 
 def require_index(driver: Driver, database: str | None, name: str) -> None:
@@ -38,25 +43,47 @@ def require_embedding_model(driver: Driver, database: str | None, model: str) ->
                            f"pass --model {models[0]} (or set MHGRAPH_EMBEDDING_MODEL)")
 
 
-def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: Capabilities) -> None:
+def create_chunk_vector_index(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
+                              quantization: str) -> None:
+    """The Chunk vector index; quantization applies where the server has filter properties (2026.01+)."""
+    if caps.vector_filter_properties:
+        # neo4j-graphrag's helper emits this form without the CYPHER 25 prefix that servers
+        # defaulting to Cypher 5 need, and has no quantization option, so this one statement is ours.
+        driver.execute_query(cypher.load("schema/vector_index_filtered"), name=VECTOR_INDEX, dimensions=dimensions,
+                             quantization=quantization.upper(), database_=database)
+    else:
+        create_vector_index(driver, VECTOR_INDEX, label="Chunk", embedding_property="embedding",
+                            dimensions=dimensions, similarity_fn="cosine", neo4j_database=database)
+
+
+def ensure_vector_index(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
+                        quantization: str) -> bool:
+    """Create the Chunk vector index, or rebuild it when its quantization is not the configured one
+    (an index is derived from the stored embeddings, so rebuilding loses nothing). True if (re)built."""
+    if quantization not in VECTOR_QUANTIZATIONS:
+        raise MhgraphError(f"vector_quantization must be one of {', '.join(VECTOR_QUANTIZATIONS)}, not {quantization!r}")
+    info = index_info(driver, database, VECTOR_INDEX)
+    if info is not None:
+        existing = int(info["options"]["indexConfig"]["vector.dimensions"])
+        if existing != dimensions:
+            raise MhgraphError(
+                f"vector index '{VECTOR_INDEX}' holds {existing}-dimensional embeddings but the embedding model "
+                f"gives {dimensions}: ingest into an empty database or drop the index and its chunks first"
+            )
+        current = vector_index_quantization(info)
+        if not caps.vector_filter_properties or current in (None, quantization):
+            return False
+        driver.execute_query(cypher.load("schema/drop_index"), name=VECTOR_INDEX, database_=database)
+    create_chunk_vector_index(driver, database, dimensions, caps, quantization)
+    return True
+
+
+def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
+                  quantization: str) -> None:
     """Idempotent: constraints, range indexes, the Chunk vector and fulltext indexes; waits until online."""
     for statement in cypher.load_statements("schema/constraints"):
         driver.execute_query(statement, database_=database)
-    existing = vector_index_dimensions(driver, database)
-    if existing is not None and existing != dimensions:
-        raise MhgraphError(
-            f"vector index '{VECTOR_INDEX}' holds {existing}-dimensional embeddings but the embedding model gives "
-            f"{dimensions}: ingest into an empty database or drop the index and its chunks first"
-        )
-    if existing is None:
-        if caps.vector_filter_properties:
-            # neo4j-graphrag's helper emits this form without the CYPHER 25 prefix that servers
-            # defaulting to Cypher 5 need, so this one statement is ours.
-            driver.execute_query(cypher.load("schema/vector_index_filtered"), name=VECTOR_INDEX,
-                                 dimensions=dimensions, database_=database)
-        else:
-            create_vector_index(driver, VECTOR_INDEX, label="Chunk", embedding_property="embedding",
-                                dimensions=dimensions, similarity_fn="cosine", neo4j_database=database)
+    ensure_vector_index(driver, database, dimensions, caps, quantization)
     # Lucene's BM25 over chunk text: the bm25 baseline and IR-CoT query it.
     create_fulltext_index(driver, FULLTEXT_INDEX, label="Chunk", node_properties=["text"], neo4j_database=database)
     driver.execute_query(cypher.load("schema/await_indexes"), database_=database)

@@ -105,7 +105,7 @@ def ingest_corpus(
     documents, tokenless = prepare(corpus, chunker, settings.embedding_model, progress)
 
     database = settings.neo4j_database
-    ensure_schema(driver, database, embedder.dimensions, detect(driver, database))
+    ensure_schema(driver, database, embedder.dimensions, detect(driver, database), settings.vector_quantization)
     writer = GraphWriter(driver, database, settings.embedding_model, settings.chunk_size, settings.chunk_overlap)
     stored = writer.fingerprints(d.id for d in documents)
     todo = [d for d in documents if stored.get(d.id) != d.fingerprint]

@@ -1,0 +1,10 @@
+// Top-k chunks by cosine similarity among the chunks of the given sources, filtered inside the
+// vector index by the Cypher 25 SEARCH clause (Neo4j 2026.01+; the index carries c.source).
+// Parameters: $embedding (list of floats), $sources (list of source names), $top_k.
+CYPHER 25
+MATCH (c:Chunk)
+  SEARCH c IN (VECTOR INDEX chunk_embedding FOR $embedding WHERE c.source IN $sources LIMIT $top_k) SCORE AS score
+MATCH (c)-[:FROM_DOCUMENT]->(d:Document)
+RETURN c.id AS chunk_id, c.text AS text, score, d.id AS document_id, d.title AS title,
+       c.source AS source, c.published_at AS published_at
+ORDER BY score DESC, chunk_id

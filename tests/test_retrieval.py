@@ -48,6 +48,24 @@ def test_vector_scores_are_cosine_similarities(sample_graph, settings, embedder)
         assert c.score == pytest.approx((1 + expected) / 2, abs=1e-3)  # Neo4j maps cosine to [0, 1]
 
 
+def test_vector_search_filtered_by_source_inside_the_index(sample_graph, settings, embedder) -> None:
+    """retrieval/vector_search_sources: only the given sources, best first, the same order as exact search."""
+    import numpy as np
+
+    from mhgraph import cypher
+
+    sources = ["Circuit Weekly", "Global Finance Wire"]
+    embedding = embedder.embed_query("robot recall battery fire")
+    records, _, _ = sample_graph.execute_query(cypher.load("retrieval/vector_search_sources"), embedding=embedding,
+                                               sources=sources, top_k=50, database_=settings.neo4j_database)
+    pool, _, _ = sample_graph.execute_query("MATCH (c:Chunk) WHERE c.source IN $sources RETURN c.id AS id, "
+                                            "c.embedding AS e", sources=sources, database_=settings.neo4j_database)
+    exact = sorted(pool, key=lambda r: -float(np.dot(embedding, r["e"])))
+    assert 3 <= len(pool) < 34  # a real restriction of the sample's 34 chunks
+    assert {r["source"] for r in records} == set(sources)
+    assert [r["chunk_id"] for r in records] == [r["id"] for r in exact]
+
+
 def test_bm25_survives_lucene_syntax(sample_graph, settings) -> None:
     retriever = build_retriever("bm25", sample_graph, settings)
     result = retriever.search('Solenne "Hush Pro" (firmware) AND patent: verdict? [jury] {48} ~ ^ / \\ -x +y', top_k=3)

@@ -36,6 +36,7 @@ ENV_VARS: dict[str, str] = {
     "chunk_size": "MHGRAPH_CHUNK_SIZE",
     "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
     "vector_quantization": "MHGRAPH_VECTOR_QUANTIZATION",
+    "vector_search_ratio": "MHGRAPH_VECTOR_SEARCH_RATIO",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -68,6 +69,9 @@ class Settings:
     chunk_overlap: int = 32
     # none | scalar | binary: see VECTOR_QUANTIZATIONS
     vector_quantization: str = "none"
+    # Retrieval asks the vector index for top_k x this many neighbours and keeps the best top_k
+    # (neo4j-graphrag's effective_search_ratio): HNSW searches as wide as the number asked for.
+    vector_search_ratio: int = 10
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -171,6 +175,8 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
             origins["vector_quantization"], origins["vector_quantization"])
         raise MhgraphError(f"setting 'vector_quantization' from {where}: expected one of "
                            f"{', '.join(VECTOR_QUANTIZATIONS)}, got {settings.vector_quantization!r}")
+    if settings.vector_search_ratio < 1:
+        raise MhgraphError(f"vector_search_ratio must be >= 1 (got {settings.vector_search_ratio})")
     if settings.chunk_overlap >= settings.chunk_size or settings.chunk_overlap < 0:
         raise MhgraphError(
             f"chunk_overlap must be >= 0 and < chunk_size (got {settings.chunk_overlap} and {settings.chunk_size})"

@@ -58,6 +58,8 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path) -> None:
         load_settings({}, bad)
     with pytest.raises(MhgraphError, match="chunk_overlap must be"):
         load_settings({"chunk_size": 32, "chunk_overlap": 32}, EMPTY)
+    with pytest.raises(MhgraphError, match="vector_search_ratio must be >= 1"):
+        load_settings({"vector_search_ratio": 0}, EMPTY)
     bad.write_text('vector_quantization = "int8"\n')
     with pytest.raises(MhgraphError, match=r"'vector_quantization' from .*bad\.toml: expected one of none, scalar, binary"):
         load_settings({}, bad)

@@ -92,6 +92,9 @@ def test_traces_round_trip(runs, sample_graph, settings) -> None:
     stored = q(sample_graph, settings, "MATCH (r:EvalRun {id: $run}) RETURN r.method AS method, r.questions AS n, "
                "r.metrics AS metrics, r.hits_at_10 AS hits", run="test-vector")
     assert stored[0]["method"] == "vector" and stored[0]["n"] == 24
+    # the retriever's own settings are part of the run's parameters
+    assert runs["vector"].summary["params"] == {"top_k": 4, "search_ratio": settings.vector_search_ratio}
+    assert all(r["params"] == {"top_k": 4, "search_ratio": settings.vector_search_ratio} for r in results)
     assert json.loads(stored[0]["metrics"])["overall"] == runs["vector"].summary["overall"]
     rels = q(sample_graph, settings, "MATCH (q:Question)-[r:RETRIEVED {run: $run}]->(c:Chunk) "
              "RETURN q.id AS q, c.id AS c, r.hop AS hop, r.rank AS rank, r.score AS score, r.gold AS gold, "

@@ -48,6 +48,23 @@ def test_vector_scores_are_cosine_similarities(sample_graph, settings, embedder)
         assert c.score == pytest.approx((1 + expected) / 2, abs=1e-3)  # Neo4j maps cosine to [0, 1]
 
 
+def test_vector_search_ratio_widens_the_index_search(sample_graph, settings, embedder) -> None:
+    """The index is asked for top_k x search_ratio neighbours; the best top_k come back, best first."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    question = "Which streaming service raised its prices?"
+    rows, _, _ = sample_graph.execute_query("MATCH (c:Chunk) RETURN c.id AS id, c.embedding AS e")
+    vector = embedder.embed_query(question)
+    exact = [r["id"] for r in sorted(rows, key=lambda r: -float(np.dot(vector, r["e"])))][:3]
+    for ratio in (1, 10):
+        retriever = build_retriever("vector", sample_graph, replace(settings, vector_search_ratio=ratio), embedder)
+        result = retriever.search(question, top_k=3)
+        assert result.params == {"top_k": 3, "search_ratio": ratio} and retriever.params == {"search_ratio": ratio}
+        assert [c.chunk_id for c in result.final_ranking()] == exact  # 34 chunks: HNSW is exact here
+
+
 def test_vector_search_filtered_by_source_inside_the_index(sample_graph, settings, embedder) -> None:
     """retrieval/vector_search_sources: only the given sources, best first, the same order as exact search."""
     import numpy as np
@@ -57,7 +74,8 @@ def test_vector_search_filtered_by_source_inside_the_index(sample_graph, setting
     sources = ["Circuit Weekly", "Global Finance Wire"]
     embedding = embedder.embed_query("robot recall battery fire")
     records, _, _ = sample_graph.execute_query(cypher.load("retrieval/vector_search_sources"), embedding=embedding,
-                                               sources=sources, top_k=50, database_=settings.neo4j_database)
+                                               sources=sources, top_k=50, candidates=50,
+                                               database_=settings.neo4j_database)
     pool, _, _ = sample_graph.execute_query("MATCH (c:Chunk) WHERE c.source IN $sources RETURN c.id AS id, "
                                             "c.embedding AS e", sources=sources, database_=settings.neo4j_database)
     exact = sorted(pool, key=lambda r: -float(np.dot(embedding, r["e"])))

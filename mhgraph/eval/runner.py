@@ -132,6 +132,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     embedder = embedder or SentenceEmbedder(settings.embedding_model)
     retriever = build_retriever(options.method, driver, settings, embedder=embedder)
     retriever.search(questions[0].query, top_k=options.top_k)
+    params = {**options.params, **retriever.params}
 
     started_at = datetime.now(timezone.utc)
     run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]
@@ -146,8 +147,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     hardness = difficulties({q.id: len(q.evidence) for q in questions}, with_gold, query_vectors, vectors)
     records = score_results(questions, results, gold, recall_at=options.recall_at,
                             difficulty={qid: d.value for qid, d in hardness.items()})
-    summary = summarise(records, method=options.method, params=options.params,
-                        label=options.run_id or run_label(options.method, options.params))
+    summary = summarise(records, method=options.method, params=params,
+                        label=options.run_id or run_label(options.method, params))
     finished_at = datetime.now(timezone.utc)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
@@ -167,7 +168,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                      "difficulty": asdict(hardness[q.id]) if q.id in hardness else None} for q in questions]
     (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
     if options.trace:
-        traces.write_run(driver, database, run_id=run_id, method=options.method, params=options.params,
+        traces.write_run(driver, database, run_id=run_id, method=options.method, params=params,
                          started_at=started_at, finished_at=finished_at, summary=summary, questions=questions,
                          results=results, gold=gold)
     return EvalRun(run_id, run_dir, summary, coverage,

@@ -48,8 +48,10 @@ class IngestSummary:
             f"empty skipped {self.skipped_empty})",
             f"  chunks    {self.chunks}",
             f"  sources   {self.sources}",
-            f"  time      {self.seconds:.1f} s ({self.chunks_per_second:.1f} chunks/s), "
-            f"model loading {self.model_load_seconds:.1f} s apart",
+            f"  time      {self.seconds:.1f} s "
+            + (f"({self.written_chunks} chunks written, {self.chunks_per_second:.1f} chunks/s), " if self.written_chunks
+               else "(nothing to write), ")
+            + f"model loading {self.model_load_seconds:.1f} s apart",
             f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
             f"{self.graph['sources']} sources",
         ]

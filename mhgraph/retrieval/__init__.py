@@ -24,7 +24,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         require_index(driver, database, VECTOR_INDEX)
         require_embedding_model(driver, database, settings.embedding_model)
         return VectorRetriever(driver, embedder or SentenceEmbedder(settings.embedding_model),
-                               detect(driver, database), database)
+                               detect(driver, database), database, search_ratio=settings.vector_search_ratio)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 

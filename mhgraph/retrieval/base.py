@@ -67,6 +67,11 @@ class Retriever(abc.ABC):
 
     name: str
 
+    @property
+    def params(self) -> dict[str, Any]:
+        """Settings of the method that shape its results, recorded with every evaluation run."""
+        return {}
+
     @abc.abstractmethod
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         ...

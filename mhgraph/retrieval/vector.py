@@ -19,19 +19,24 @@ class VectorRetriever(Retriever):
     name = "vector"
 
     def __init__(self, driver: neo4j.Driver, embedder: SentenceEmbedder, capabilities: Capabilities,
-                 database: str | None = None) -> None:
+                 database: str | None = None, search_ratio: int = 10) -> None:
         self.driver = driver
         self.embedder = embedder
         self.database = database
+        self.search_ratio = search_ratio
         # The SEARCH clause where the server has it, else the index procedure.
         self.query = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                  else "retrieval/vector_query_nodes")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"search_ratio": self.search_ratio}
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
         embedding = self.embedder.embed_query(question)
         records, _, _ = self.driver.execute_query(
-            self.query, embedding=embedding, top_k=top_k, index=VECTOR_INDEX,
+            self.query, embedding=embedding, top_k=top_k, candidates=top_k * self.search_ratio, index=VECTOR_INDEX,
             database_=self.database, routing_=neo4j.RoutingControl.READ,
         )
-        return single_hop(self.name, question, question, records, started, {"top_k": top_k})
+        return single_hop(self.name, question, question, records, started, {"top_k": top_k, **self.params})

@@ -1,6 +1,8 @@
 // Top-k chunks by cosine similarity through the Chunk vector index, with the procedure that
-// servers before 2026.01 offer. Parameters: $index, $embedding, $top_k.
-CALL db.index.vector.queryNodes($index, $top_k, $embedding) YIELD node AS c, score
+// servers before 2026.01 offer. Parameters: $index, $embedding, $top_k, and $candidates
+// (>= $top_k): neighbours searched for, of which the best $top_k are kept.
+CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS c, score
+WITH c, score ORDER BY score DESC, c.id LIMIT $top_k
 MATCH (c)-[:FROM_DOCUMENT]->(d:Document)
 RETURN c.id AS chunk_id, c.text AS text, score, d.id AS document_id, d.title AS title,
        c.source AS source, c.published_at AS published_at

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The vector and bm25 baselines at K = 4, 10, 20 on MultiHop-RAG (or any corpus + questions in its
-# formats), compared in one table and plot, recorded under bench/results/.
+# formats), compared in one table and plot, recorded under bench/results/; then the vector index's
+# recall against exact search on the first 500 questions (bench/vector_index.py).
 #   bash bench/baselines.sh [CORPUS_JSON] [QUESTIONS_JSON] [NAME]
 # Defaults: ../shared/data/multihop-rag/{corpus.json,MultiHopRAG.json}, NAME=multihop-rag.
 # Uses the configured Neo4j (the local server unless NEO4J_URI is set); ingest is idempotent.
@@ -42,3 +43,6 @@ latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
 cp "$latest/compare.png" "bench/results/baselines-$NAME.png"
 sed -i "s#($(basename "$latest")/compare.png)#(baselines-$NAME.png)#" "bench/results/baselines-$NAME.md"
 echo "written bench/results/baselines-$NAME.md (+ .png, per-run summaries in $SUMMARIES/)"
+python bench/vector_index.py --questions "$QUESTIONS" --limit 500 --name "$NAME" --corpus-note "$CORPUS" \
+  > /dev/null 2> "$RUNS/vector-index.log" || { tail -n 3 "$RUNS/vector-index.log" >&2; exit 1; }
+echo "written bench/results/vector-index-$NAME.md"

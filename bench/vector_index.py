@@ -200,7 +200,7 @@ def main() -> None:
 
 def to_markdown(report: dict[str, Any]) -> str:
     lines = [
-        f"# Vector index quantization: recall against exact search ({report['corpus'] or 'ingested corpus'})",
+        f"# Vector index: recall against exact search by quantization and search ratio ({report['corpus'] or 'ingested corpus'})",
         "",
         f"- date (UTC): {report['date']}; machine: {report['machine']}; Neo4j {report['neo4j']}",
         f"- {report['chunks']} chunks from {report['sources']} sources, {report['embedding_model']}; "

@@ -282,7 +282,9 @@ def graph_facts(driver: Any, database: str, tokenizer: Any) -> dict[str, Any]:
     }
 
 
-def corpus_label(path: Path) -> str:
+def corpus_label(path: Path, description: str | None = None) -> str:
+    if description:
+        return description
     if path.resolve() == SAMPLE_CORPUS.resolve():
         return "mhgraph bundled sample corpus (mhgraph/data/sample/corpus.json)"
     if path.resolve() == DEFAULT_CORPUS.resolve():
@@ -326,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"corpus file (default: {rel(DEFAULT_CORPUS)})")
     parser.add_argument("--out", type=Path, help="result JSON (default: bench/results/ingest.json for the "
                         "default corpus, bench/results/ingest-<name>.json otherwise)")
+    parser.add_argument("--corpus-description", help="what the corpus is, for the report (e.g. how it was generated)")
     parser.add_argument("--bolt-port", type=int, default=27687, help="Bolt port of the bench's own server")
     parser.add_argument("--http-port", type=int, default=27474, help="HTTP port of the bench's own server")
     parser.add_argument("--chars-per-token", type=float,
@@ -452,7 +455,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
     report = {
         "benchmark": "ingest",
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "corpus": {"description": corpus_label(corpus), "path": rel(corpus), "bytes": len(raw),
+        "corpus": {"description": corpus_label(corpus, args.corpus_description), "path": rel(corpus), "bytes": len(raw),
                    "sha256": hashlib.sha256(raw).hexdigest(), "documents": len(articles),
                    "characters": n_chars, "tokens": n_tokens},
         "chunk_settings": {
@@ -479,7 +482,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nIngest benchmark, {corpus_label(corpus)}; Neo4j {caps.version}; {report['machine']['cpu']}, "
+    print(f"\nIngest benchmark, {corpus_label(corpus, args.corpus_description)}; Neo4j {caps.version}; {report['machine']['cpu']}, "
           f"{report['machine']['usable_cores']} cores\n")
     print(markdown(rows))
     print(f"\nneo4j-graphrag chunks: {report['chunk_settings']['neo4j-graphrag']}")

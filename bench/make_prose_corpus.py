@@ -1,8 +1,8 @@
 """A corpus of distinct English prose, for benchmarks that need realistic embedding
 neighbourhoods before the MultiHop-RAG corpus is available: each article is the docstrings of
 one Python module installed on this machine (read with `ast`, nothing imported), its source the
-top-level package. Unlike bench/make_scale_corpus.py its text does not repeat, so nearest
-neighbours are well defined; it is not news, so it says nothing about answer quality.
+top-level package. Its text does not repeat, so nearest neighbours are well defined (the vector
+index benchmark needs that); it is not news, so it says nothing about answer quality.
 
     python bench/make_prose_corpus.py --out /tmp/prose-corpus.json [--articles 609]
         [--questions-out /tmp/prose-questions.json --questions 2556]

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 import ast
-import re
 import importlib.util
 import json
 import random
+import re
 import sysconfig
 from datetime import datetime, timedelta, timezone
 from pathlib import Path

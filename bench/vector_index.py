@@ -41,7 +41,6 @@ from environment import describe, machine, versions
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 KS = (4, 10, 20)
-QUANTIZATIONS = ("none", "scalar", "binary")
 ALL_CHUNKS = """
 MATCH (c:Chunk) WHERE c.embedding IS NOT NULL
 RETURN c.id AS id, c.source AS source, c.text AS text, c.embedding AS embedding
@@ -125,7 +124,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from mhgraph import cypher
-    from mhgraph.config import load_settings
+    from mhgraph.config import VECTOR_QUANTIZATIONS, load_settings
     from mhgraph.graph.capabilities import detect
     from mhgraph.graph.connection import connect
     from mhgraph.graph.schema import VECTOR_INDEX, create_chunk_vector_index, ensure_vector_index, index_info
@@ -158,7 +157,7 @@ def main() -> None:
 
     results: dict[str, Any] = {}
     try:
-        for quantization in QUANTIZATIONS:
+        for quantization in VECTOR_QUANTIZATIONS:
             driver.execute_query(cypher.load("schema/drop_index"), name=VECTOR_INDEX, database_=db)
             started = time.perf_counter()
             create_chunk_vector_index(driver, db, matrix.shape[1], caps, quantization)
@@ -175,8 +174,7 @@ def main() -> None:
                     entry["runs"].append(run_queries(driver, db, query, mode, ratio, queries, vectors, exact,
                                                      by_source, row_of, everything, f"{quantization} {mode} x{ratio}"))
             results[quantization] = entry
-    finally:
-        driver.execute_query(cypher.load("schema/drop_index"), name=VECTOR_INDEX, database_=db)
+    finally:  # rebuilds the index unless the last one built has the configured quantization
         ensure_vector_index(driver, db, matrix.shape[1], caps, settings.vector_quantization)
         driver.execute_query(cypher.load("schema/await_indexes"), database_=db)
         driver.close()

@@ -19,15 +19,6 @@ def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
     return records[0].data() if records else None
 
 
-def vector_index_quantization(info: dict | None) -> str | None:
-    """The quantization an existing vector index uses; None where the server has no such setting."""
-    config = (info or {}).get("options", {}).get("indexConfig", {})
-    value = config.get("vector.quantization.type")
-    if value is None and "vector.quantization.enabled" in config:  # Neo4j 5.x: on or off
-        value = "scalar" if config["vector.quantization.enabled"] else "none"
-    return str(value).lower() if value is not None else None
-
-
 def require_index(driver: Driver, database: str | None, name: str) -> None:
     """Retrieval needs the index ingest creates: say so in one line if it is missing."""
     if index_info(driver, database, name) is None:
@@ -57,25 +48,26 @@ def create_chunk_vector_index(driver: Driver, database: str | None, dimensions: 
 
 
 def ensure_vector_index(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
-                        quantization: str) -> bool:
+                        quantization: str) -> None:
     """Create the Chunk vector index, or rebuild it when its quantization is not the configured one
-    (an index is derived from the stored embeddings, so rebuilding loses nothing). True if (re)built."""
+    (an index is derived from the stored embeddings, so rebuilding loses nothing)."""
     if quantization not in VECTOR_QUANTIZATIONS:
         raise MhgraphError(f"vector_quantization must be one of {', '.join(VECTOR_QUANTIZATIONS)}, not {quantization!r}")
     info = index_info(driver, database, VECTOR_INDEX)
     if info is not None:
-        existing = int(info["options"]["indexConfig"]["vector.dimensions"])
+        config = info["options"]["indexConfig"]
+        existing = int(config["vector.dimensions"])
         if existing != dimensions:
             raise MhgraphError(
                 f"vector index '{VECTOR_INDEX}' holds {existing}-dimensional embeddings but the embedding model "
                 f"gives {dimensions}: ingest into an empty database or drop the index and its chunks first"
             )
-        current = vector_index_quantization(info)
-        if not caps.vector_filter_properties or current in (None, quantization):
-            return False
+        # Only servers with filter properties (2026.01+) take a quantization type at creation.
+        current = config.get("vector.quantization.type")
+        if not caps.vector_filter_properties or current is None or current.lower() == quantization:
+            return
         driver.execute_query(cypher.load("schema/drop_index"), name=VECTOR_INDEX, database_=database)
     create_chunk_vector_index(driver, database, dimensions, caps, quantization)
-    return True
 
 
 def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,

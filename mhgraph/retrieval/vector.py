@@ -19,7 +19,7 @@ class VectorRetriever(Retriever):
     name = "vector"
 
     def __init__(self, driver: neo4j.Driver, embedder: SentenceEmbedder, capabilities: Capabilities,
-                 database: str | None = None, search_ratio: int = 10) -> None:
+                 database: str | None = None, *, search_ratio: int) -> None:
         self.driver = driver
         self.embedder = embedder
         self.database = database

@@ -206,10 +206,13 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 @click.option("--list-runs", is_flag=True, help="List the runs stored in Neo4j.")
 @click.option("--delete-run", help="Delete a run's traces from Neo4j.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--scoring", type=click.Choice(["ours", "official", "both"]), default="both", show_default=True,
+              help="Scoring shown: ours, the official MultiHop-RAG rule (retrieval_evaluate.py), or both side by side.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
              embedding_model: str | None, questions_path: Path | None, sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
-             run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool) -> None:
+             run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
+             scoring: str) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     from mhgraph.graph.connection import connect
 
@@ -259,6 +262,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
         types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
         runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
+        scoring=scoring,
     )
     with connect(settings) as driver:
         run = evaluate(settings, driver, options)

@@ -204,3 +204,75 @@ def test_hop_links_are_stored_for_multi_hop_results(sample_graph, settings) -> N
     assert [(g["hop"], g["gold"]) for g in gold_flags if g["c"] == ids[2]] == [(2, True)]
     assert traces.delete_run(sample_graph, settings.neo4j_database, "test-links")
     assert q(sample_graph, settings, "MATCH ()-[l:LED_TO]->() RETURN count(l) AS n") == [{"n": 0}]
+
+
+# -- the official rule beside ours ------------------------------------------------------------
+def test_official_block_in_report_and_results(runs, sample_graph, settings) -> None:
+    """Scoring both (the default): report.json, report.md and results.json carry the official rule,
+    and its relevant ranks agree with the rule applied here to the chunks' texts read back from
+    Neo4j with headers built from the corpus file (published_at as the corpus writes it)."""
+    from mhgraph.eval.official import RULE, item_text, score_texts
+    from mhgraph.retrieval.base import RetrievedChunk
+
+    run = runs["vector"]
+    summary = json.loads((run.run_dir / "report.json").read_text())
+    assert summary["scoring"] == "both" and summary["official"]["rule"] == RULE
+    assert summary["official"]["questions"] == 20 and summary["official"]["skipped_null"] == 4
+    assert set(summary["official"]["overall"]) == {"n", "hits@4", "hits@10", "map@10", "mrr@10"}
+    assert set(summary["official"]["by_type"]) == {"inference_query", "comparison_query", "temporal_query"}
+    report = (run.run_dir / "report.md").read_text()
+    assert f"## Ours beside the {RULE}" in report and "| all | ours | 20 |" in report
+    assert "| all | official | 20 |" in report and "Hop-conditioned" in report
+
+    corpus = {a["title"]: a for a in json.loads((SAMPLE / "corpus.json").read_text())}
+    chunks = {r["id"]: r for r in q(sample_graph, settings, "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d) RETURN c.id AS id, "
+                                   "c.text AS text, d.title AS title, c.source AS source, c.published_at AS at")}
+    results = json.loads((run.run_dir / "results.json").read_text())
+    benchmark = json.loads(QUESTIONS.read_text())
+    hits4 = []
+    for r in results:
+        if r["type"] == "null_query":
+            assert r["official"] is None
+            continue
+        texts = []
+        for c in r["hops"][0]["chunks"]:
+            stored = chunks[c["chunk_id"]]
+            article = corpus[stored["title"]]
+            texts.append(f"[Excerpt from document]\ntitle: {article['title']}\npublished_at: {article['published_at']}"
+                         f"\nsource: {article['source']}\nExcerpt:\n-----\n{stored['text']}\n-----")
+            # the header as the runner builds it, from the chunk as retrievers read it back (records.to_chunks)
+            read = RetrievedChunk(c["chunk_id"], 1.0, 1, text=stored["text"], title=stored["title"],
+                                  source=stored["source"], published_at=stored["at"].to_native())
+            assert item_text(read) == texts[-1]
+        record = next(x for x in benchmark if x["query"] == r["query"])
+        facts = [e["fact"] for e in record["evidence_list"]]
+        assert r["official"]["relevant_ranks"] == list(score_texts(texts, facts).relevant_ranks)
+        hits4.append(r["official"]["hits@4"])
+    assert summary["official"]["overall"]["hits@4"] == pytest.approx(sum(hits4) / len(hits4))
+    assert any(hits4)
+
+
+def test_scoring_option_shows_only_what_was_asked(sample_graph, settings, tmp_path: Path) -> None:
+    """--scoring official: report.md has only the official table (ours stays in report.json, which
+    traces and --compare read); --scoring ours: no official rule anywhere."""
+    from mhgraph.eval.official import RULE
+
+    for scoring in ("official", "ours"):
+        out = run_cli(settings, "eval", "-m", "bm25", "--sample", "-k", "4", "--limit", "8", "--scoring", scoring,
+                      "--no-trace", "--no-progress", "--runs-dir", str(tmp_path), "--run-id", scoring)
+        assert out.returncode == 0, out.stderr
+        summary = json.loads((tmp_path / scoring / "report.json").read_text())
+        report = (tmp_path / scoring / "report.md").read_text()
+        results = json.loads((tmp_path / scoring / "results.json").read_text())
+        assert summary["scoring"] == scoring and "overall" in summary
+        if scoring == "official":
+            assert summary["official"]["questions"] == 8
+            assert f"## Ranking metrics, {RULE}" in report and "| all | official | 8 |" in report
+            assert "Hop-conditioned" not in report and "| ours |" not in report
+            assert all("relevant_ranks" in r["official"] for r in results)
+        else:
+            assert "official" not in summary and RULE not in report and "Hop-conditioned" in report
+            assert all("official" not in r for r in results)
+        assert report.splitlines()[0] in out.stdout
+    bad = run_cli(settings, "eval", "-m", "bm25", "--sample", "--scoring", "nope")
+    assert bad.returncode == 2 and "Invalid value for '--scoring'" in bad.stderr

@@ -7,7 +7,10 @@ JSON-ready summary dict:
      "overall": GroupScores, "by_type": {type: GroupScores}, "by_difficulty": {bin: GroupScores},
      "null": NullScores, "latency_ms": {"p50", "p95", "mean"}}
 
-(GroupScores / NullScores as dicts, see `mhgraph.eval.metrics`). `to_markdown` renders one summary,
+(GroupScores / NullScores as dicts, see `mhgraph.eval.metrics`). The runner adds `"scoring"`
+(ours | official | both: which scorings the report shows) and, unless it is ours, `"official"`
+(the block of `mhgraph.eval.official.summarise`); a summary without "scoring" shows both when it
+has an "official" block, else ours. `to_markdown` renders one summary,
 `write_report` writes its JSON, Markdown and two PNG plots (F1 against hop; recall against the
 mean number of chunks retrieved, one point per hop), and `compare` renders several summaries in
 one table and one two-panel plot. Plots use matplotlib's Agg canvas directly (no pyplot, no
@@ -25,6 +28,7 @@ import numpy as np
 
 from mhgraph.eval.difficulty import DIFFICULTY_EDGES, bin_label, bin_labels
 from mhgraph.eval.metrics import QuestionResult, aggregate, grouped, null_scores
+from mhgraph.eval.official import RULE
 
 Summary = dict[str, Any]
 RANKING_COLUMNS = {"hits@4": "Hits@4", "hits@10": "Hits@10", "map@10": "MAP@10", "mrr@10": "MRR@10"}
@@ -100,16 +104,24 @@ def _group_rows(groups: Mapping[str, Mapping[str, Any]], recall_keys: Sequence[s
 
 
 def to_markdown(summary: Summary) -> str:
-    """The report of one run: hop table, ranking tables (overall, per type, per difficulty), null questions."""
+    """The report of one run: hop table, ranking tables (overall, per type, per difficulty), null questions.
+
+    With scoring both, also ours beside the official rule per group; with scoring official, only
+    the official rule's table (ours is in the summary all the same).
+    """
     overall, null, lat = summary["overall"], summary["null"], summary["latency_ms"]
     recall_keys = _recall_keys(overall)
+    scoring = _scoring(summary)
     lines = [
         f"# Retrieval report: {summary['label']}", "",
         f"Method `{summary['method']}`; parameters: "
         + (", ".join(f"{k}={v}" for k, v in summary["params"].items()) or "none") + ".",
-        f"Questions {summary['questions']}: scored {summary['scored']} (with gold chunks), "
-        f"left out {null['count']} (null {null['null_questions']}, evidence without gold chunk {null['unmatched']}). "
+        *_counts_lines(summary, scoring),
         f"Latency per question: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms.", "",
+    ]
+    if scoring == "official":  # ours is still computed (results.json, traces), but not shown
+        return "\n".join([*lines, *_official_section(summary, scoring), ""])
+    lines += [
         "## Hop-conditioned precision / recall / F1", "",
         "Macro averages over the scored questions; D_r is the accumulated set after hop r "
         "(a method that stopped earlier keeps its last set).", "",
@@ -123,6 +135,8 @@ def to_markdown(summary: Summary) -> str:
     if summary["by_difficulty"]:
         lines += ["", "## By MHTS difficulty D = h - s", ""]
         lines += _table(["D bin", *header[1:]], _group_rows(summary["by_difficulty"], recall_keys))
+    if scoring == "both":
+        lines += ["", *_official_section(summary, scoring)]
     lines += ["", "## Questions without gold chunks (left out of the averages)", "",
               *_table(["null questions", "mean chunks returned", "abstained (returned none)",
                        "evidence but no gold chunk"],
@@ -131,6 +145,54 @@ def to_markdown(summary: Summary) -> str:
     if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
         lines += ["## Gold evidence coverage", "", "\n".join(coverage["lines"]), ""]
     return "\n".join(lines)
+
+
+def _scoring(summary: Summary) -> str:
+    """Which scorings the report shows (older summaries have no "scoring" field)."""
+    return summary.get("scoring") or ("both" if "official" in summary else "ours")
+
+
+def _counts_lines(summary: Summary, scoring: str) -> list[str]:
+    """How many questions each scoring averages over; they differ (see `mhgraph.eval.official`)."""
+    null = summary["null"]
+    ours = (f"scored {summary['scored']} (with gold chunks), left out {null['count']} "
+            f"(null {null['null_questions']}, evidence without gold chunk {null['unmatched']})")
+    if scoring == "ours" or "official" not in summary:
+        return [f"Questions {summary['questions']}: {ours}."]
+    off = summary["official"]
+    theirs = (f"scored {off['questions']} (every question with evidence; one whose facts no chunk holds "
+              f"whole counts as 0), skipped {off['skipped_null']} null")
+    if scoring == "official":
+        return [f"Questions {summary['questions']}: {RULE} {theirs}."]
+    return [f"Questions {summary['questions']}: ours {ours}; {RULE} {theirs}."]
+
+
+def _official_section(summary: Summary, scoring: str) -> list[str]:
+    """Ours and the official rule side by side per group (both), or the official rule alone."""
+    off = summary.get("official")
+    if not off:
+        return []
+    groups = ["all", *sorted(set(summary["by_type"]) | set(off["by_type"]))] if scoring == "both" \
+        else ["all", *off["by_type"]]
+    rows = []
+    for name in groups:
+        if scoring == "both":
+            g = summary["overall"] if name == "all" else summary["by_type"].get(name)
+            rows.append([name, "ours", *(_row(g["n"], g["ranking"]) if g else _row(0, {}))])
+        o = off["overall"] if name == "all" else off["by_type"].get(name)
+        rows.append([name, "official", *(_row(o["n"], o) if o else _row(0, {}))])
+    title = f"Ours beside the {RULE}" if scoring == "both" else f"Ranking metrics, {RULE}"
+    return [f"## {title}", "",
+            "official: top 10 of the final ranked list; an item is relevant when a gold fact, spaces and "
+            "newlines removed (nothing else), lies whole in the chunk with its metadata header; MAP@10 as "
+            "retrieval_evaluate.py computes it; n = questions with evidence."
+            + (" ours: gold chunks by normalised containment or span overlap (eval/gold.py), MAP@10 "
+               "standard (ranx); n = questions with gold chunks." if scoring == "both" else ""), "",
+            *_table(["group", "scoring", "n", *RANKING_COLUMNS.values()], rows)]
+
+
+def _row(n: int, scores: Mapping[str, float]) -> list[str]:
+    return [str(n), *(_f(scores.get(k, 0.0)) for k in RANKING_COLUMNS)]
 
 
 # -- plots ------------------------------------------------------------------------------------
@@ -211,26 +273,41 @@ def write_report(summary: Summary, out_dir: Path | str, stem: str = "report") ->
     return ReportFiles(json_path, md_path, plots)
 
 
+def _official_cells(summary: Summary, shown: bool) -> list[str]:
+    """The official overall scores for a compare row ('-' for a run scored without them)."""
+    if not shown:
+        return []
+    if "official" not in summary:
+        return ["-"] * len(RANKING_COLUMNS)
+    return [_f(summary["official"]["overall"].get(k, 0.0)) for k in RANKING_COLUMNS]
+
+
 def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare") -> tuple[str, list[Path]]:
     """One Markdown table and one two-panel PNG (F1 against hop, recall against K) across runs."""
     if not runs:
         raise ValueError("compare needs at least one run summary")
     r_max = max(s["r_max"] for s in runs)
     recall_keys = list(dict.fromkeys(k for s in runs for k in _recall_keys(s["overall"])))
+    with_official = any("official" in s for s in runs)
+    official_header = [f"{c} (official)" for c in RANKING_COLUMNS.values()] if with_official else []
     header = ["run", "method", "n", *(f"F1@{r}" for r in range(1, r_max + 1)), "best F1 (hop)",
-              *RANKING_COLUMNS.values(), *(k.capitalize() for k in recall_keys), "avg K", "p50 ms", "p95 ms"]
+              *RANKING_COLUMNS.values(), *official_header, *(k.capitalize() for k in recall_keys), "avg K",
+              "p50 ms", "p95 ms"]
     rows = []
     for s in runs:
         hops, ranking = s["overall"]["hops"], s["overall"]["ranking"]
         f1 = [hops[min(r, len(hops)) - 1]["f1"] if hops else 0.0 for r in range(1, r_max + 1)]
         best = max(hops, key=lambda h: (h["f1"], -h["hop"])) if hops else {"f1": 0.0, "hop": 0}
         rows.append([s["label"], s["method"], str(s["scored"]), *map(_f, f1), f"{_f(best['f1'])} ({best['hop']})",
-                     *(_f(ranking.get(k, 0.0)) for k in [*RANKING_COLUMNS, *recall_keys]),
+                     *(_f(ranking.get(k, 0.0)) for k in RANKING_COLUMNS), *_official_cells(s, with_official),
+                     *(_f(ranking.get(k, 0.0)) for k in recall_keys),
                      f"{s['overall']['avg_returned']:.1f}", f"{s['latency_ms']['p50']:.1f}",
                      f"{s['latency_ms']['p95']:.1f}"])
     markdown = "\n".join(["# Comparison of runs", "",
                           "Macro averages over the questions with gold chunks; F1@r uses each run's "
-                          "accumulated set after hop r (its last set beyond its last hop).", "",
+                          "accumulated set after hop r (its last set beyond its last hop)."
+                          + (f" Columns marked (official): the {RULE}, over the questions with evidence; "
+                             "'-' for a run scored without it." if with_official else ""), "",
                           *_table(header, rows), ""])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from mhgraph import cypher
 from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
-from mhgraph.eval import traces
+from mhgraph.eval import official, traces
 from mhgraph.eval.difficulty import difficulties
 from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
 from mhgraph.eval.metrics import RECALL_AT, score_results
@@ -63,6 +63,9 @@ class EvalOptions:
     recall_at: Sequence[int] = RECALL_AT
     progress: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    # ours | official | both: which scoring the report shows. Ours is always computed (gold
+    # flags, hop metrics, traces and --compare rest on it); the official rule only when asked.
+    scoring: str = "both"
 
     @property
     def params(self) -> dict[str, Any]:
@@ -118,9 +121,19 @@ def _result_json(q: Question, result: RetrievalResult, gold: Sequence[str]) -> d
     }
 
 
+def _official_json(scores: dict[str, official.OfficialScore | None] | None, question_id: str) -> dict[str, Any]:
+    """The question's `official` entry for results.json: {} when not scored, None for a null question."""
+    if scores is None:
+        return {}
+    score = scores[question_id]
+    return {"official": score.to_json() if score is not None else None}
+
+
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
              embedder: SentenceEmbedder | None = None) -> EvalRun:
     database = settings.neo4j_database
+    if options.scoring not in official.SCORINGS:
+        raise MhgraphError(f"unknown scoring '{options.scoring}'; choose from {', '.join(official.SCORINGS)}")
     questions = load_questions(options.questions_path, types=options.types, limit=options.limit)
     if not questions:
         raise MhgraphError(f"{options.questions_path}: no questions selected")
@@ -149,6 +162,10 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                             difficulty={qid: d.value for qid, d in hardness.items()})
     summary = summarise(records, method=options.method, params=params,
                         label=options.run_id or run_label(options.method, params))
+    summary["scoring"] = options.scoring
+    official_scores = official.score_all(questions, results) if options.scoring != "ours" else None
+    if official_scores is not None:
+        summary["official"] = official.summarise(questions, official_scores)
     finished_at = datetime.now(timezone.utc)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
@@ -165,7 +182,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     by_id = {r.question_id: r for r in records}
     per_question = [{**_result_json(q, results[q.id], gold[q.id]),
                      "scores": question_rows([by_id[q.id]])[0],
-                     "difficulty": asdict(hardness[q.id]) if q.id in hardness else None} for q in questions]
+                     "difficulty": asdict(hardness[q.id]) if q.id in hardness else None,
+                     **_official_json(official_scores, q.id)} for q in questions]
     (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
     if options.trace:
         traces.write_run(driver, database, run_id=run_id, method=options.method, params=params,

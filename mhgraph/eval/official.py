@@ -1,0 +1,137 @@
+"""The official MultiHop-RAG scoring rule (`retrieval_evaluate.py`), beside ours.
+
+The published Hits@K / MAP@10 / MRR@10 of MultiHop-RAG and of the methods compared on it were
+computed with this rule, so every comparison with a published figure uses it. Ours
+(`mhgraph.eval.gold` + `mhgraph.eval.metrics`) is more lenient: it normalises case, quotes and
+dashes and counts a fact that straddles two chunks. The rule, exactly:
+
+1. Retrieved item text: each chunk of the final ranked list with LlamaIndex's metadata header, as
+   in the reference runs (`item_text`):
+   `[Excerpt from document]\\ntitle: {title}\\npublished_at: {published_at}\\nsource: {source}\\n`
+   `Excerpt:\\n-----\\n{chunk text}\\n-----`, published_at written as the corpus writes it
+   (ISO 8601 with offset, e.g. `2023-09-26T21:11:15+00:00`). A missing field is left empty.
+2. Normalisation (`normalise`) removes every ASCII space `" "` and every `"\\n"` from both sides,
+   and nothing else: case, punctuation, tabs, NBSP and other whitespace are kept.
+3. The item at rank r (r <= 10) is relevant when some normalised gold fact (`evidence_list[i].fact`)
+   is a substring of it. The whole fact must lie in one chunk: a fact cut by a chunk boundary is
+   never matched.
+4. Per question: Hits@4 / Hits@10 = 1 when a relevant item is in the top 4 / 10; MRR@10 =
+   1 / (rank of the first relevant item), 0 if none; MAP@10 (not the standard MAP) = the sum, over
+   the relevant ranks r, of (number of gold facts first found in the item at r) / r, divided by
+   min(len(evidence_list), 10). A fact found again at a later rank is not counted again, and
+   facts equal after normalisation count as one (the reference keeps a list of found facts).
+5. Questions with an empty evidence list (null queries) are skipped; every other question counts,
+   with 0 when none of its facts is found, and the scores are means over them. Ours instead
+   leaves out questions whose facts match no chunk at all (`metrics.null_scores`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import fmean
+from typing import Iterable, Mapping, Sequence
+
+from mhgraph.eval.questions import Question
+from mhgraph.retrieval.base import RetrievalResult, RetrievedChunk
+
+RULE = "official rule (MultiHop-RAG retrieval_evaluate.py)"
+SCORINGS = ("ours", "official", "both")
+DEPTH = 10                                       # ranks r <= 10 are looked at
+METRICS = ("hits@4", "hits@10", "map@10", "mrr@10")
+HEADER = ("[Excerpt from document]\ntitle: {title}\npublished_at: {published_at}\nsource: {source}\n"
+          "Excerpt:\n-----\n{text}\n-----")
+
+
+def excerpt(text: str, title: str | None = None, published_at: datetime | str | None = None,
+            source: str | None = None) -> str:
+    """The chunk text with the reference runs' LlamaIndex metadata header (rule 1)."""
+    when = published_at.isoformat() if isinstance(published_at, datetime) else (published_at or "")
+    return HEADER.format(title=title or "", published_at=when, source=source or "", text=text)
+
+
+def item_text(chunk: RetrievedChunk) -> str:
+    """The text the official rule matches facts in, for one retrieved chunk."""
+    return excerpt(chunk.text, chunk.title, chunk.published_at, chunk.source)
+
+
+def normalise(text: str) -> str:
+    """Remove every ASCII space and every newline, nothing else (rule 2)."""
+    return text.replace(" ", "").replace("\n", "")
+
+
+@dataclass(frozen=True)
+class OfficialScore:
+    """One question's scores under the official rule."""
+
+    relevant_ranks: tuple[int, ...]      # 1-based ranks <= 10 of the relevant items
+    first_found: tuple[int, ...]         # per relevant rank, gold facts first found there
+    facts: int                           # len(evidence_list)
+    hits_at_4: float
+    hits_at_10: float
+    map_at_10: float
+    mrr_at_10: float
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return dict(zip(METRICS, (self.hits_at_4, self.hits_at_10, self.map_at_10, self.mrr_at_10)))
+
+    def to_json(self) -> dict[str, object]:
+        return {"relevant_ranks": list(self.relevant_ranks), "first_found": list(self.first_found),
+                "facts": self.facts, **self.scores}
+
+
+def score_texts(retrieved: Sequence[str], facts: Sequence[str]) -> OfficialScore:
+    """Score ranked item texts (headers included) against a non-empty list of gold facts (rules 2-4)."""
+    if not facts:
+        raise ValueError("the official rule skips questions without evidence facts")
+    gold = [normalise(f) for f in facts]
+    found: set[str] = set()
+    ranks: list[int] = []
+    first: list[int] = []
+    for rank, text in enumerate(retrieved[:DEPTH], start=1):
+        item = normalise(text)
+        present = {g for g in gold if g in item}
+        if present:
+            ranks.append(rank)
+            first.append(len(present - found))
+            found |= present
+    ap = sum(n / r for r, n in zip(ranks, first)) / min(len(facts), DEPTH)
+    return OfficialScore(tuple(ranks), tuple(first), len(facts),
+                         hits_at_4=float(any(r <= 4 for r in ranks)), hits_at_10=float(bool(ranks)),
+                         map_at_10=ap, mrr_at_10=1.0 / ranks[0] if ranks else 0.0)
+
+
+def score_result(question: Question, result: RetrievalResult) -> OfficialScore | None:
+    """The question's official scores on its final ranked list; None for a null question (skipped)."""
+    if not question.evidence:
+        return None
+    return score_texts([item_text(c) for c in result.final_ranking()], [e.fact for e in question.evidence])
+
+
+def score_all(questions: Iterable[Question], results: Mapping[str, RetrievalResult]) -> dict[str, OfficialScore | None]:
+    """`score_result` per question id."""
+    return {q.id: score_result(q, results[q.id]) for q in questions}
+
+
+def _group(scores: Sequence[OfficialScore]) -> dict[str, float | int]:
+    means = {m: fmean(s.scores[m] for s in scores) if scores else 0.0 for m in METRICS}
+    return {"n": len(scores), **means}
+
+
+def summarise(questions: Sequence[Question], scores: Mapping[str, OfficialScore | None]) -> dict[str, object]:
+    """The run's official block: means overall and per question type over the non-null questions (rule 5).
+
+    `{"rule", "questions", "skipped_null", "overall": {"n", "hits@4", ...}, "by_type": {type: ...}}`
+    """
+    kept: list[OfficialScore] = []
+    by_type: dict[str, list[OfficialScore]] = {}
+    for q in questions:
+        if (s := scores.get(q.id)) is not None:
+            kept.append(s)
+            by_type.setdefault(q.question_type, []).append(s)
+    return {
+        "rule": RULE, "questions": len(kept), "skipped_null": len(questions) - len(kept),
+        "overall": _group(kept), "by_type": {t: _group(v) for t, v in sorted(by_type.items())},
+    }
+

@@ -99,6 +99,17 @@ def neo4j_stop(ctx: click.Context) -> None:
     click.echo("stopped" if _local(ctx).stop() else "not running")
 
 
+@neo4j.command("reset-password")
+@click.option("--timeout", default=180.0, show_default=True, help="Seconds to wait for Bolt.")
+@click.pass_context
+def neo4j_reset_password(ctx: click.Context, timeout: float) -> None:
+    """Set the neo4j user's password again when it is lost (NEO4J_PASSWORD, else a new stored one)."""
+    server = _local(ctx)
+    restarted = server.reset_password(timeout=timeout)
+    click.echo(f"password of user 'neo4j' set; stored in {server.password_file}"
+               + ("; server restarted" if restarted else ""))
+
+
 @neo4j.command("status")
 @click.pass_context
 def neo4j_status(ctx: click.Context) -> None:

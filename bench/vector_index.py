@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 KS = (4, 10, 20)
 ALL_CHUNKS = """
-MATCH (c:Chunk) WHERE c.embedding IS NOT NULL
+MATCH (c:Chunk) WHERE c.corpus = $corpus AND c.embedding IS NOT NULL
 RETURN c.id AS id, c.source AS source, c.text AS text, c.embedding AS embedding
 ORDER BY c.id
 """
@@ -80,7 +80,8 @@ def queries_from(args: argparse.Namespace, texts: list[str], sources: list[str])
     return out
 
 
-def run_queries(driver: Any, db: str, query: str, mode: str, ratio: int, queries: list[tuple[str, list[str]]],
+def run_queries(driver: Any, db: str, corpus: str, query: str, mode: str, ratio: int,
+                queries: list[tuple[str, list[str]]],
                 vectors: np.ndarray, exact: np.ndarray, by_source: dict[str, np.ndarray], row_of: dict[str, int],
                 everything: np.ndarray, label: str) -> dict[str, Any]:
     """Every query at every k, asking the index for k * ratio candidates and keeping the best k."""
@@ -94,7 +95,7 @@ def run_queries(driver: Any, db: str, query: str, mode: str, ratio: int, queries
         for k in KS:
             t0 = time.perf_counter()
             records, _, _ = driver.execute_query(query, embedding=vectors[qi].tolist(), sources=gold_sources,
-                                                 top_k=k, candidates=k * ratio, database_=db)
+                                                 corpus=corpus, top_k=k, candidates=k * ratio, database_=db)
             if k == 10:
                 latencies.append((time.perf_counter() - t0) * 1000)
             returned = [row_of[r["chunk_id"]] for r in records]
@@ -120,6 +121,7 @@ def main() -> None:
     ap.add_argument("--ratios", type=int, nargs="+", default=[1, 2, 5, 10],
                     help="Candidates asked of the index per result kept (effective_search_ratio).")
     ap.add_argument("--name", default="corpus", help="Results go to bench/results/vector-index-NAME.{json,md}.")
+    ap.add_argument("--corpus", help="Corpus to measure (default: the graph's only corpus).")
     ap.add_argument("--corpus-note", default="", help="What is ingested, for the report.")
     args = ap.parse_args()
 
@@ -127,6 +129,7 @@ def main() -> None:
     from mhgraph.config import VECTOR_QUANTIZATIONS, load_settings
     from mhgraph.graph.capabilities import detect
     from mhgraph.graph.connection import connect
+    from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.graph.schema import VECTOR_INDEX, create_chunk_vector_index, ensure_vector_index, index_info
     from mhgraph.ingest.embedder import SentenceEmbedder
 
@@ -139,7 +142,8 @@ def main() -> None:
     if index_info(driver, db, VECTOR_INDEX) is None:
         sys.exit("error: no Chunk vector index: run 'mhgraph ingest' first")
 
-    rows, _, _ = driver.execute_query(ALL_CHUNKS, database_=db)
+    corpus = resolve_corpus(driver, db, args.corpus or settings.corpus)
+    rows, _, _ = driver.execute_query(ALL_CHUNKS, corpus=corpus, database_=db)
     ids = [r["id"] for r in rows]
     sources = [r["source"] for r in rows]
     matrix = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
@@ -168,10 +172,10 @@ def main() -> None:
             entry["runs"] = []
             for mode, query in (("unfiltered", plain), ("filtered", filtered)):
                 for vector in vectors[:10]:  # warm the page cache and the query plan
-                    driver.execute_query(query, embedding=vector.tolist(), sources=sources[:1], top_k=10,
-                                         candidates=10, database_=db)
+                    driver.execute_query(query, embedding=vector.tolist(), sources=sources[:1], corpus=corpus,
+                                         top_k=10, candidates=10, database_=db)
                 for ratio in args.ratios:
-                    entry["runs"].append(run_queries(driver, db, query, mode, ratio, queries, vectors, exact,
+                    entry["runs"].append(run_queries(driver, db, corpus, query, mode, ratio, queries, vectors, exact,
                                                      by_source, row_of, everything, f"{quantization} {mode} x{ratio}"))
             results[quantization] = entry
     finally:  # rebuilds the index unless the last one built has the configured quantization
@@ -183,7 +187,7 @@ def main() -> None:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
         "machine": describe(machine()), "versions": versions(),
         "neo4j": caps.version, "embedding_model": settings.embedding_model,
-        "corpus": args.corpus_note, "chunks": len(ids), "sources": len(by_source),
+        "corpus": f"{corpus}: {args.corpus_note}".rstrip(": "), "chunks": len(ids), "sources": len(by_source),
         "queries": f"{len(queries)} questions from {args.questions}" if args.questions
                    else f"{len(queries)} sampled chunk passages (24 words, seed {args.seed})",
         "k": max(KS), "results": results,

@@ -15,6 +15,7 @@ from mhgraph.config import Settings, default_config_path, load_settings
 from mhgraph.errors import MhgraphError
 
 SAMPLE_CORPUS = "data/sample/corpus.json"
+SAMPLE_CORPUS_NAME = "sample"
 
 
 def sample_corpus_path() -> Path:
@@ -157,6 +158,8 @@ def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
 @click.option("--chunk-overlap", type=click.IntRange(min=0), help="Tokens shared by consecutive chunks (default 32).")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Documents per write transaction.")
+@click.option("--corpus", help="Name to store the articles under (default: the file's stem; the folder's "
+                               "name for a file called corpus.*; 'sample' for the bundled corpus).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.pass_context
 def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, no_progress: bool,
@@ -174,22 +177,69 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
     click.echo("\n".join(summary.lines()))
 
 
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def corpora(ctx: click.Context) -> None:
+    """List the corpora in the graph (or delete one: 'mhgraph corpora delete NAME')."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from mhgraph.graph.connection import connect
+    from mhgraph.graph.corpora import list_corpora
+
+    settings = settings_from(ctx)
+    with connect(settings) as driver:
+        found = list_corpora(driver, settings.neo4j_database)
+    if not found:
+        click.echo("no corpus in the graph: run 'mhgraph ingest'")
+        return
+    click.echo(f"{'corpus':24} {'documents':>9} {'chunks':>7} {'sources':>7}  embedding model   files")
+    for c in found:
+        click.echo(f"{c.label:24} {c.documents:9d} {c.chunks:7d} {c.sources:7d}  "
+                   f"{', '.join(c.embedding_models) or '-':17} {', '.join(c.files) or '-'}")
+
+
+@corpora.command("delete")
+@click.argument("name", required=False)
+@click.option("--unnamed", is_flag=True, help="Delete the documents stored before corpora had names.")
+@click.pass_context
+def corpora_delete(ctx: click.Context, name: str | None, unnamed: bool) -> None:
+    """Delete corpus NAME: its documents, chunks, evaluation runs, and sources no other corpus uses."""
+    from mhgraph.graph.connection import connect
+    from mhgraph.graph.corpora import delete_corpus, list_corpora
+
+    if bool(name) == unnamed:
+        raise click.UsageError("give a corpus NAME or --unnamed")
+    settings = settings_from(ctx)
+    with connect(settings) as driver:
+        found = {c.name: c for c in list_corpora(driver, settings.neo4j_database)}
+        target = found.get(None if unnamed else name)
+        if target is None:
+            raise MhgraphError(f"no corpus '{name}' in the graph (see 'mhgraph corpora')" if name
+                               else "the graph holds no unnamed documents")
+        runs = delete_corpus(driver, settings.neo4j_database, target.name)
+    click.echo(f"deleted corpus {target.label}: {target.documents} documents, {target.chunks} chunks"
+               + (f", {len(runs)} evaluation runs" if runs else ""))
+
+
 @cli.command()
 @click.argument("question")
 @click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
 @click.option("--model", "embedding_model", help="Embedding model the graph was ingested with.")
+@click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
 @click.pass_context
-def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None, width: int) -> None:
+def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None,
+          corpus: str | None, width: int) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
     from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 
-    settings = settings_from(ctx, embedding_model=embedding_model)
+    settings = settings_from(ctx, embedding_model=embedding_model, corpus=corpus)
     with connect(settings) as driver:
         result = build_retriever(method, driver, settings).search(question, top_k=top_k)
-    click.echo(f"{result.method}: {len(result.hops)} hop(s), {result.seconds * 1000:.0f} ms")
+    click.echo(f"{result.method} on corpus '{result.params.get('corpus')}': {len(result.hops)} hop(s), "
+               f"{result.seconds * 1000:.0f} ms")
     for hop in result.hops:
         click.echo(f"\nhop {hop.index}  query: {hop.query!r}  filters: {hop.filters or '-'}  ({hop.seconds * 1000:.0f} ms)")
         for c in hop.chunks:
@@ -204,6 +254,7 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 @click.option("--method", "-m", help="Retrieval method to evaluate.")
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
 @click.option("--model", "embedding_model", help="Embedding model the graph was ingested with.")
+@click.option("--corpus", help="Corpus to evaluate on (default: the graph's only corpus; 'sample' with --sample).")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
               help="MultiHopRAG.json (default: $MHGRAPH_BENCHMARK_DIR or ../shared/data/multihop-rag/).")
 @click.option("--sample", is_flag=True, help="Use the bundled sample questions (for the bundled corpus).")
@@ -221,7 +272,7 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
               help="Scoring shown: ours, the official MultiHop-RAG rule (retrieval_evaluate.py), or both side by side.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
-             embedding_model: str | None, questions_path: Path | None, sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
+             embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
              scoring: str) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
@@ -249,7 +300,8 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         click.echo(markdown)
         click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
         return
-    settings = settings_from(ctx, embedding_model=embedding_model)
+    settings = settings_from(ctx, embedding_model=embedding_model,
+                             corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
     if list_runs or delete_run:
         from mhgraph.eval import traces
 
@@ -260,7 +312,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
                 click.echo(f"deleted run {delete_run}")
             else:
                 for r in traces.list_runs(driver, settings.neo4j_database):
-                    click.echo(f"{r['id']:40} {r['method']:10} {r['questions']:5} questions  "
+                    click.echo(f"{r['id']:40} {r['method']:10} {r['corpus'] or '-':16} {r['questions']:5} questions  "
                                f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}")
         return
     if not method:
@@ -292,7 +344,7 @@ def quickstart(ctx: click.Context) -> None:
     from mhgraph.ingest.pipeline import ingest_corpus
     from mhgraph.server import LocalNeo4j
 
-    settings = settings_from(ctx)
+    settings = settings_from(ctx, corpus=SAMPLE_CORPUS_NAME)
     server = LocalNeo4j(settings) if settings.uses_local_server else None
     if server:
         click.echo("\n".join(server.start().lines()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ ENV_VARS: dict[str, str] = {
     "neo4j_username": "NEO4J_USERNAME",
     "neo4j_password": "NEO4J_PASSWORD",
     "neo4j_database": "NEO4J_DATABASE",
+    "corpus": "MHGRAPH_CORPUS",
     "openai_base_url": "OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "llm_model": "MHGRAPH_LLM_MODEL",
@@ -50,6 +52,9 @@ ENV_VARS: dict[str, str] = {
 # list. bench/vector_index.py measures what each costs in recall against exact search.
 VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
+# Corpus names are stored values (always query parameters), kept to characters that need no
+# quoting on a command line or in Browser's :param.
+CORPUS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,10 @@ class Settings:
     neo4j_username: str = "neo4j"
     neo4j_password: str | None = None
     neo4j_database: str = "neo4j"
+    # Which ingested corpus ingest writes to and query/eval search (Neo4j Community has one user
+    # database, so corpora share it). Unset: ingest names it after the file, query/eval take the
+    # graph's only corpus.
+    corpus: str | None = None
     # LLM endpoint (OpenAI-compatible); absent means LLM steps run their offline strategy.
     openai_base_url: str | None = None
     openai_api_key: str | None = None
@@ -170,11 +179,15 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if "vector_quantization" in values:
         values["vector_quantization"] = values["vector_quantization"].lower()
     settings = Settings(**values, origins=origins)
+
+    def where(name: str) -> str:  # how an error names the origin of a setting's value
+        return {"file": str(path), "env": f"${ENV_VARS[name]}"}.get(origins[name], origins[name])
+
     if settings.vector_quantization not in VECTOR_QUANTIZATIONS:
-        where = {"file": str(path), "env": f"${ENV_VARS['vector_quantization']}"}.get(
-            origins["vector_quantization"], origins["vector_quantization"])
-        raise MhgraphError(f"setting 'vector_quantization' from {where}: expected one of "
+        raise MhgraphError(f"setting 'vector_quantization' from {where('vector_quantization')}: expected one of "
                            f"{', '.join(VECTOR_QUANTIZATIONS)}, got {settings.vector_quantization!r}")
+    if settings.corpus is not None:
+        check_corpus_name(settings.corpus, where("corpus"))
     if settings.vector_search_ratio < 1:
         raise MhgraphError(f"vector_search_ratio must be >= 1 (got {settings.vector_search_ratio})")
     if settings.chunk_overlap >= settings.chunk_size or settings.chunk_overlap < 0:
@@ -182,3 +195,11 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
             f"chunk_overlap must be >= 0 and < chunk_size (got {settings.chunk_overlap} and {settings.chunk_size})"
         )
     return settings
+
+
+def check_corpus_name(name: str, origin: str = "flag") -> str:
+    """`name` if it is a valid corpus name, else a one-line error saying where it came from."""
+    if not CORPUS_NAME.fullmatch(name):
+        raise MhgraphError(f"setting 'corpus' from {origin}: {name!r} is not a corpus name (1-100 letters, digits, "
+                           "'.', '_' or '-', starting with a letter or digit)")
+    return name

@@ -6,13 +6,13 @@ SNAPSHOT = """
 CALL () {
   MATCH (d:Document) OPTIONAL MATCH (d)-[:PUBLISHED_BY]->(s:Source)
   WITH d, collect(s.name) AS sources ORDER BY d.id
-  RETURN collect([d.id, d.title, d.url, d.author, d.category, toString(d.published_at),
+  RETURN collect([d.id, d.corpus, d.title, d.url, d.author, d.category, toString(d.published_at),
                   d.ingest_fingerprint, sources]) AS documents
 }
 CALL () {
   MATCH (c:Chunk) OPTIONAL MATCH (c)-[:FROM_DOCUMENT]->(d:Document)
   WITH c, collect(d.id) AS docs ORDER BY c.id
-  RETURN collect([c.id, c.index, c.text, c.token_count, c.source, toString(c.published_at), docs,
+  RETURN collect([c.id, c.corpus, c.index, c.text, c.token_count, c.source, toString(c.published_at), docs,
                   size(c.embedding), [x IN c.embedding[0..4] | round(x, 5)]]) AS chunks
 }
 CALL () {
@@ -20,8 +20,9 @@ CALL () {
   RETURN collect([a.id, b.id]) AS next_links
 }
 CALL () { MATCH (s:Source) WITH s ORDER BY s.name RETURN collect(s.name) AS sources }
+CALL () { MATCH (k:Corpus) WITH k ORDER BY k.name RETURN collect([k.name, k.files]) AS corpora }
 CALL () { MATCH ()-[r]->() RETURN count(r) AS relationships }
-RETURN documents, chunks, next_links, sources, relationships
+RETURN documents, chunks, next_links, sources, corpora, relationships
 """
 
 

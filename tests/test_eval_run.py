@@ -90,11 +90,12 @@ def test_workers_give_the_same_results(runs, sample_graph, settings, tmp_path: P
 def test_traces_round_trip(runs, sample_graph, settings) -> None:
     results = json.loads((runs["vector"].run_dir / "results.json").read_text())
     stored = q(sample_graph, settings, "MATCH (r:EvalRun {id: $run}) RETURN r.method AS method, r.questions AS n, "
-               "r.metrics AS metrics, r.hits_at_10 AS hits", run="test-vector")
-    assert stored[0]["method"] == "vector" and stored[0]["n"] == 24
-    # the retriever's own settings are part of the run's parameters
-    assert runs["vector"].summary["params"] == {"top_k": 4, "search_ratio": settings.vector_search_ratio}
-    assert all(r["params"] == {"top_k": 4, "search_ratio": settings.vector_search_ratio} for r in results)
+               "r.metrics AS metrics, r.hits_at_10 AS hits, r.corpus AS corpus", run="test-vector")
+    assert stored[0]["method"] == "vector" and stored[0]["n"] == 24 and stored[0]["corpus"] == "sample"
+    # the retriever's own settings, the corpus searched included, are part of the run's parameters
+    expected = {"top_k": 4, "corpus": "sample", "search_ratio": settings.vector_search_ratio}
+    assert runs["vector"].summary["params"] == expected and runs["vector"].summary["corpus"] == "sample"
+    assert all(r["params"] == expected for r in results)
     assert json.loads(stored[0]["metrics"])["overall"] == runs["vector"].summary["overall"]
     rels = q(sample_graph, settings, "MATCH (q:Question)-[r:RETRIEVED {run: $run}]->(c:Chunk) "
              "RETURN q.id AS q, c.id AS c, r.hop AS hop, r.rank AS rank, r.score AS score, r.gold AS gold, "
@@ -190,7 +191,7 @@ def test_hop_links_are_stored_for_multi_hop_results(sample_graph, settings) -> N
     hop2 = Hop(2, [RetrievedChunk(ids[2], 0.7, 1, parent_id=ids[0]), RetrievedChunk(ids[3], 0.6, 2, parent_id=ids[1])])
     result = RetrievalResult(question.query, "two-hop", [hop1, hop2])
     now = datetime.now(timezone.utc)
-    traces.write_run(sample_graph, settings.neo4j_database, run_id="test-links", method="two-hop", params={},
+    traces.write_run(sample_graph, settings.neo4j_database, run_id="test-links", method="two-hop", corpus="sample", params={},
                      started_at=now, finished_at=now, summary={}, questions=[question],
                      results={question.id: result}, gold={question.id: [ids[2]]})
     links = q(sample_graph, settings, "MATCH (a:Chunk)-[l:LED_TO {run: 'test-links'}]->(b:Chunk) "

@@ -43,7 +43,7 @@ def test_schema_and_indexes_exist(ingested, driver, settings, embedder) -> None:
         driver, settings, "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, options RETURN *")}
     vector = indexes[VECTOR_INDEX]
     assert vector["type"] == "VECTOR" and vector["state"] == "ONLINE" and vector["labelsOrTypes"] == ["Chunk"]
-    assert vector["properties"] == ["embedding", "source", "published_at"]  # filter properties (2026.x)
+    assert vector["properties"] == ["embedding", "source", "published_at", "corpus"]  # filter properties (2026.x)
     assert vector["options"]["indexConfig"]["vector.dimensions"] == embedder.dimensions == 384
     # full-precision vectors unless configured otherwise (the server's own default is BINARY)
     assert vector["options"]["indexConfig"]["vector.quantization.type"] == "NONE"

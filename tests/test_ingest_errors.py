@@ -102,8 +102,15 @@ def test_bad_option_values_are_usage_errors(settings) -> None:
         assert result.returncode == 2 and "Invalid value" in result.stderr, (args, result.stderr)
 
 
-def test_retrieval_before_ingest_says_what_to_do(empty_graph, settings) -> None:
+def test_retrieval_before_ingest_says_what_to_do(empty_graph, settings, embedder) -> None:
+    for method in ("vector", "bm25"):
+        result = run_cli(settings, "query", "anything", "--method", method)
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines() == ["error: the graph holds no corpus: run 'mhgraph ingest' first"]
+    # a corpus whose index was dropped: the index is named
+    ingest_corpus(SAMPLE / "corpus.json", settings, empty_graph, embedder=embedder, progress=False)
     for method, index in (("vector", "chunk_embedding"), ("bm25", "chunk_text")):
+        empty_graph.execute_query("DROP INDEX $name", name=index, database_=settings.neo4j_database)
         result = run_cli(settings, "query", "anything", "--method", method)
         assert result.returncode == 1
         assert result.stderr.strip().splitlines() == [
@@ -119,6 +126,6 @@ def test_query_with_another_embedding_model_is_refused(empty_graph, settings) ->
     result = run_cli(settings, "query", "Who bought Ferreira?")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"error: the graph's chunks were embedded with {model_path}, not all-MiniLM-L6-v2: "
+        f"error: the chunks of corpus 'sample' were embedded with {model_path}, not all-MiniLM-L6-v2: "
         f"pass --model {model_path} (or set MHGRAPH_EMBEDDING_MODEL)"]
     assert run_cli(settings, "query", "Who bought Ferreira?", "--model", model_path).returncode == 0

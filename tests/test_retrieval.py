@@ -24,7 +24,7 @@ def _titles(result):
     return [c.title for c in result.hops[0].chunks]
 
 
-@pytest.mark.parametrize("method", ["vector", "bm25"])
+@pytest.mark.parametrize("method", ["vector", "bm25", "hybrid"])
 def test_single_hop_ranked_evidence(method, sample_graph, settings, embedder) -> None:
     retriever = build_retriever(method, sample_graph, settings, embedder=embedder)
     result = retriever.search("Which company recalled its Atlas Home robots over battery fire risk?", top_k=5)
@@ -61,7 +61,8 @@ def test_vector_search_ratio_widens_the_index_search(sample_graph, settings, emb
     for ratio in (1, 10):
         retriever = build_retriever("vector", sample_graph, replace(settings, vector_search_ratio=ratio), embedder)
         result = retriever.search(question, top_k=3)
-        assert result.params == {"top_k": 3, "search_ratio": ratio} and retriever.params == {"search_ratio": ratio}
+        assert result.params == {"top_k": 3, "corpus": "sample", "search_ratio": ratio}
+        assert retriever.params == {"corpus": "sample", "search_ratio": ratio}
         assert [c.chunk_id for c in result.final_ranking()] == exact  # 34 chunks: HNSW is exact here
 
 
@@ -74,7 +75,7 @@ def test_vector_search_filtered_by_source_inside_the_index(sample_graph, setting
     sources = ["Circuit Weekly", "Global Finance Wire"]
     embedding = embedder.embed_query("robot recall battery fire")
     records, _, _ = sample_graph.execute_query(cypher.load("retrieval/vector_search_sources"), embedding=embedding,
-                                               sources=sources, top_k=50, candidates=50,
+                                               sources=sources, corpus="sample", top_k=50, candidates=50,
                                                database_=settings.neo4j_database)
     pool, _, _ = sample_graph.execute_query("MATCH (c:Chunk) WHERE c.source IN $sources RETURN c.id AS id, "
                                             "c.embedding AS e", sources=sources, database_=settings.neo4j_database)
@@ -97,8 +98,30 @@ def test_query_command_prints_evidence_per_hop(sample_graph, settings) -> None:
     out = run_cli(settings, "query", "Who bought Ferreira?", "--method", "bm25", "-k", "3")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("bm25: 1 hop(s)") and any(l.startswith("hop 1  query:") for l in lines)
+    assert lines[0].startswith("bm25 on corpus 'sample': 1 hop(s)") and any(l.startswith("hop 1  query:") for l in lines)
     ranked = [l for l in lines if l[:3].strip().isdigit()]
     assert len(ranked) == 3 and all(" | " in l and "2023-" in l for l in ranked)
     bad = run_cli(settings, "query", "x", "--method", "nope")
-    assert bad.returncode == 1 and bad.stderr.strip() == "error: unknown method 'nope' (available: vector, bm25)"
+    assert bad.returncode == 1 and bad.stderr.strip() == "error: unknown method 'nope' (available: vector, bm25, hybrid)"
+
+
+@pytest.mark.parametrize("question", [
+    "Which company recalled its Atlas Home robots over battery fire risk?",
+    "Did the streaming service raise prices before the patent verdict?",
+])
+def test_hybrid_returns_what_neo4j_graphrags_hybrid_retriever_returns(question, sample_graph, settings, embedder) -> None:
+    """On a one-corpus graph, our hybrid query (theirs plus the corpus filter) ranks as theirs does."""
+    from neo4j_graphrag.retrievers import HybridRetriever as GraphragHybrid
+
+    from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
+
+    ours = build_retriever("hybrid", sample_graph, settings, embedder=embedder).search(question, top_k=6)
+    theirs = GraphragHybrid(sample_graph, VECTOR_INDEX, FULLTEXT_INDEX, embedder=embedder, return_properties=["id"],
+                            neo4j_database=settings.neo4j_database)
+    raw = theirs.get_search_results(lucene_query(question), query_vector=embedder.embed_query(question), top_k=6,
+                                    effective_search_ratio=settings.vector_search_ratio)
+    expected = [(r["node"]["id"], r["score"]) for r in raw.records]
+    got = [(c.chunk_id, c.score) for c in ours.hops[0].chunks]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-6)
+    assert {i for i, _ in got} == {i for i, _ in expected}   # same chunks (ties may swap places)
+    assert max(s for _, s in got) == pytest.approx(1.0)       # the best of a side scores 1

@@ -29,6 +29,7 @@ from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
+from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.retrieval import build_retriever
 from mhgraph.retrieval.base import RetrievalResult
@@ -81,11 +82,12 @@ class EvalRun:
     files: dict[str, str]
 
 
-def gold_matcher(driver: neo4j.Driver, database: str | None) -> GoldMatcher:
-    records, _, _ = driver.execute_query(cypher.load("eval/chunks"), database_=database,
+def gold_matcher(driver: neo4j.Driver, database: str | None, corpus: str) -> GoldMatcher:
+    """The gold rule over the chunks of one corpus."""
+    records, _, _ = driver.execute_query(cypher.load("eval/chunks"), corpus=corpus, database_=database,
                                          routing_=neo4j.RoutingControl.READ)
     if not records:
-        raise MhgraphError("the graph has no chunks: run 'mhgraph ingest' on the benchmark corpus first")
+        raise MhgraphError(f"corpus '{corpus}' has no chunks: run 'mhgraph ingest' on the benchmark corpus first")
     chunks = [ChunkRef(r["chunk_id"], r["document_id"], r["start_char"], r["end_char"], r["text"], r["index"])
               for r in records]
     documents = {r["document_id"]: DocumentRef(r["document_id"], r["title"]) for r in records}
@@ -137,13 +139,14 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     questions = load_questions(options.questions_path, types=options.types, limit=options.limit)
     if not questions:
         raise MhgraphError(f"{options.questions_path}: no questions selected")
-    matcher = gold_matcher(driver, database)
+    corpus = resolve_corpus(driver, database, settings.corpus)
+    matcher = gold_matcher(driver, database, corpus)
     gold = matcher.gold_sets(questions)
     coverage = coverage_report(questions, matcher)
 
     # Model loading and the first query's planning happen here, outside the timed searches.
     embedder = embedder or SentenceEmbedder(settings.embedding_model)
-    retriever = build_retriever(options.method, driver, settings, embedder=embedder)
+    retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus)
     retriever.search(questions[0].query, top_k=options.top_k)
     params = {**options.params, **retriever.params}
 
@@ -170,6 +173,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
         "wall_seconds": wall, "workers": options.workers, "questions_file": str(options.questions_path),
+        "corpus": corpus,
         "embedding_model": settings.embedding_model, "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap, "gold_coverage": {
             "facts": coverage.facts, "matched": coverage.matched, "share": coverage.share,
@@ -186,7 +190,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                      **_official_json(official_scores, q.id)} for q in questions]
     (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
     if options.trace:
-        traces.write_run(driver, database, run_id=run_id, method=options.method, params=params,
+        traces.write_run(driver, database, run_id=run_id, method=options.method, corpus=corpus, params=params,
                          started_at=started_at, finished_at=finished_at, summary=summary, questions=questions,
                          results=results, gold=gold)
     return EvalRun(run_id, run_dir, summary, coverage,

@@ -1,8 +1,8 @@
 """Evaluation runs stored in Neo4j, so their evidence paths can be walked in Browser.
 
-(:EvalRun {id, method, params, started_at, finished_at, metrics, questions, hits_at_10, mrr_at_10})
+(:EvalRun {id, method, corpus, params, started_at, finished_at, metrics, questions, hits_at_10, mrr_at_10})
   -[:ASKED]->(:Question {id, text, type, answer})
-(:Question)-[:HAS_GOLD]->(:Chunk)                              gold evidence (run-independent)
+(:Question)-[:HAS_GOLD]->(:Chunk)                              gold evidence in each corpus it was run on
 (:Question)-[:RETRIEVED {run, hop, rank, score, gold}]->(:Chunk) every retrieved chunk of a run
 (:Chunk)-[:LED_TO {run, question, hop}]->(:Chunk)              parent -> child between hops
 The saved Browser queries in mhgraph/cypher/browser/ read this.
@@ -49,6 +49,7 @@ def write_run(
     *,
     run_id: str,
     method: str,
+    corpus: str,
     params: Mapping[str, Any],
     started_at: datetime,
     finished_at: datetime,
@@ -62,7 +63,7 @@ def write_run(
     delete_run(driver, database, run_id)
     ranking = summary.get("overall", {}).get("ranking", {})
     driver.execute_query(
-        cypher.load("eval/create_run"), id=run_id, method=method, params=json.dumps(dict(params)),
+        cypher.load("eval/create_run"), id=run_id, method=method, corpus=corpus, params=json.dumps(dict(params)),
         started_at=started_at, finished_at=finished_at, metrics=json.dumps(summary, default=str),
         questions=len(questions), hits_at_10=ranking.get("hits@10"), mrr_at_10=ranking.get("mrr@10"),
         database_=database,

@@ -12,6 +12,9 @@ from mhgraph.graph.capabilities import Capabilities
 
 VECTOR_INDEX = "chunk_embedding"
 FULLTEXT_INDEX = "chunk_text"
+# What the vector index holds where the server has filter properties: the embedding, then the
+# properties retrieval filters on inside the index (vector_index_filtered.cypher).
+VECTOR_INDEX_PROPERTIES = ["embedding", "source", "published_at", "corpus"]
 
 
 def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
@@ -25,12 +28,12 @@ def require_index(driver: Driver, database: str | None, name: str) -> None:
         raise MhgraphError(f"the graph has no index '{name}': run 'mhgraph ingest' first")
 
 
-def require_embedding_model(driver: Driver, database: str | None, model: str) -> None:
-    """Questions must be embedded with the model the chunks were embedded with."""
-    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), database_=database)
+def require_embedding_model(driver: Driver, database: str | None, model: str, corpus: str) -> None:
+    """Questions must be embedded with the model the corpus's chunks were embedded with."""
+    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database)
     models = records[0]["models"] if records else []
     if models and model not in models:
-        raise MhgraphError(f"the graph's chunks were embedded with {', '.join(models)}, not {model}: "
+        raise MhgraphError(f"the chunks of corpus '{corpus}' were embedded with {', '.join(models)}, not {model}: "
                            f"pass --model {models[0]} (or set MHGRAPH_EMBEDDING_MODEL)")
 
 
@@ -50,7 +53,8 @@ def create_chunk_vector_index(driver: Driver, database: str | None, dimensions: 
 def ensure_vector_index(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
                         quantization: str) -> None:
     """Create the Chunk vector index, or rebuild it when its quantization is not the configured one
-    (an index is derived from the stored embeddings, so rebuilding loses nothing)."""
+    or it lacks a filter property (an index is derived from the stored embeddings, so rebuilding
+    loses nothing)."""
     if quantization not in VECTOR_QUANTIZATIONS:
         raise MhgraphError(f"vector_quantization must be one of {', '.join(VECTOR_QUANTIZATIONS)}, not {quantization!r}")
     info = index_info(driver, database, VECTOR_INDEX)
@@ -62,9 +66,12 @@ def ensure_vector_index(driver: Driver, database: str | None, dimensions: int, c
                 f"vector index '{VECTOR_INDEX}' holds {existing}-dimensional embeddings but the embedding model "
                 f"gives {dimensions}: ingest into an empty database or drop the index and its chunks first"
             )
-        # Only servers with filter properties (2026.01+) take a quantization type at creation.
+        # Only servers with filter properties (2026.01+) take a quantization type and filter
+        # properties at creation; an index made by an older mhgraph may lack one of them.
+        if not caps.vector_filter_properties:
+            return
         current = config.get("vector.quantization.type")
-        if not caps.vector_filter_properties or current is None or current.lower() == quantization:
+        if (current is None or current.lower() == quantization) and info["properties"] == VECTOR_INDEX_PROPERTIES:
             return
         driver.execute_query(cypher.load("schema/drop_index"), name=VECTOR_INDEX, database_=database)
     create_chunk_vector_index(driver, database, dimensions, caps, quantization)

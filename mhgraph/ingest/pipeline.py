@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -11,12 +12,13 @@ from pathlib import Path
 from neo4j import Driver
 from tqdm import tqdm
 
+from mhgraph import cypher
 from mhgraph.config import Settings
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
-from mhgraph.errors import InputError
-from mhgraph.ingest.corpus import Corpus, Format, read_corpus
+from mhgraph.errors import InputError, MhgraphError
+from mhgraph.ingest.corpus import Article, Corpus, Format, read_corpus
 from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 
@@ -25,6 +27,7 @@ from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 class IngestSummary:
     path: str
     format: str
+    corpus: str             # the corpus name the documents were stored under
     documents: int          # articles in the file (not counting empty ones)
     chunks: int             # chunks of those articles
     sources: int            # distinct sources among them
@@ -43,7 +46,7 @@ class IngestSummary:
 
     def lines(self) -> list[str]:
         return [
-            f"ingested {self.path} ({self.format})",
+            f"ingested {self.path} ({self.format}) as corpus '{self.corpus}'",
             f"  documents {self.documents} (written {self.written}, unchanged {self.unchanged}, "
             f"empty skipped {self.skipped_empty})",
             f"  chunks    {self.chunks}",
@@ -52,9 +55,48 @@ class IngestSummary:
             + (f"({self.written_chunks} chunks written, {self.chunks_per_second:.1f} chunks/s), " if self.written_chunks
                else "(nothing to write), ")
             + f"model loading {self.model_load_seconds:.1f} s apart",
+            f"  corpus    '{self.corpus}' now {self.graph['corpus_documents']} documents, "
+            f"{self.graph['corpus_chunks']} chunks",
             f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
-            f"{self.graph['sources']} sources",
+            f"{self.graph['sources']} sources, {self.graph['corpora']} corpora",
         ]
+
+
+GENERIC_STEM = "corpus"   # MultiHop-RAG's file name (and the bundled sample's): named after its folder
+
+
+def default_corpus_name(path: Path | str) -> str:
+    """The file's stem (its folder's name for a file called corpus.*), made a valid corpus name."""
+    path = Path(path).resolve()
+    stem = path.parent.name if path.stem.lower() == GENERIC_STEM and path.parent.name else path.stem
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).lstrip("._-")[:100]
+    return name or GENERIC_STEM
+
+
+def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) -> str:
+    """The configured corpus, else the file's default name, else that name with the file's
+    extension (corpus.txt beside corpus.json): the first that is free or already holds this file."""
+    if settings.corpus:
+        return settings.corpus
+    path = Path(path).resolve()
+    name = default_corpus_name(path)
+    candidates = [name] + ([f"{name}-{path.suffix[1:].lower()}"] if path.suffix[1:].isalnum() else [])
+    taken = {}
+    for candidate in candidates:
+        records, _, _ = driver.execute_query(cypher.load("corpora/files"), name=candidate,
+                                             database_=settings.neo4j_database)
+        files = records[0]["files"] if records else None
+        if not files or str(path) in files:
+            return candidate
+        taken[candidate] = files[0]
+    uses = "; ".join(f"'{n}' holds {f}" for n, f in taken.items())
+    raise MhgraphError(f"the default corpus names for {path.name} are taken ({uses}): name this corpus with "
+                       f"--corpus NAME (or pass --corpus {name} to add the file to it)")
+
+
+def document_id(corpus: str, article: Article) -> str:
+    """Stable per corpus: the same article in two corpora is two Documents, each deleted with its corpus."""
+    return hashlib.sha256(f"{corpus}\x1f{article.id}".encode()).hexdigest()[:32]
 
 
 def chunk_id(document_id: str, start_char: int, end_char: int) -> str:
@@ -66,19 +108,22 @@ def fingerprint(document_id: str, model: str, chunk_ids: list[str]) -> str:
     return hashlib.sha256("\x1f".join([document_id, model, *chunk_ids]).encode()).hexdigest()[:32]
 
 
-def prepare(corpus: Corpus, chunker: TokenChunker, model: str, progress: bool) -> tuple[list[PreparedDocument], int]:
-    """Chunked documents, and how many articles had no token at all (e.g. only zero-width characters)."""
+def prepare(corpus: Corpus, name: str, chunker: TokenChunker, model: str,
+            progress: bool) -> tuple[list[PreparedDocument], int]:
+    """Chunked documents of corpus `name`, and how many articles had no token at all (e.g. only
+    zero-width characters)."""
     prepared, seen, tokenless = [], set(), 0
     for article in tqdm(corpus.articles, desc="parse+chunk", unit="doc", disable=not progress):
-        if article.id in seen:  # the same article twice in one file is stored once
+        doc_id = document_id(name, article)
+        if doc_id in seen:  # the same article twice in one file is stored once
             continue
-        seen.add(article.id)
+        seen.add(doc_id)
         spans = chunker.split(article.body)
         if not spans:
             tokenless += 1
             continue
-        ids = [chunk_id(article.id, s.start_char, s.end_char) for s in spans]
-        prepared.append(PreparedDocument(article, spans, ids, fingerprint(article.id, model, ids)))
+        ids = [chunk_id(doc_id, s.start_char, s.end_char) for s in spans]
+        prepared.append(PreparedDocument(doc_id, article, spans, ids, fingerprint(doc_id, model, ids)))
     return prepared, tokenless
 
 
@@ -103,12 +148,14 @@ def ingest_corpus(
         warnings.warn(f"chunk_size {settings.chunk_size} exceeds what {settings.embedding_model} embeds "
                       f"({embedder.max_seq_length} tokens with its special tokens): chunk ends are not embedded",
                       stacklevel=2)
+    name = resolve_corpus_name(settings, path, driver)
     chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
-    documents, tokenless = prepare(corpus, chunker, settings.embedding_model, progress)
+    documents, tokenless = prepare(corpus, name, chunker, settings.embedding_model, progress)
 
     database = settings.neo4j_database
     ensure_schema(driver, database, embedder.dimensions, detect(driver, database), settings.vector_quantization)
-    writer = GraphWriter(driver, database, settings.embedding_model, settings.chunk_size, settings.chunk_overlap)
+    writer = GraphWriter(driver, database, name, settings.embedding_model, settings.chunk_size, settings.chunk_overlap)
+    writer.open_corpus(str(Path(path).resolve()))
     stored = writer.fingerprints(d.id for d in documents)
     todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
 
@@ -129,7 +176,7 @@ def ingest_corpus(
             bar.update(len(todo[i:i + batch_size]))
 
     return IngestSummary(
-        path=str(path), format=corpus.format, documents=len(documents),
+        path=str(path), format=corpus.format, corpus=name, documents=len(documents),
         chunks=sum(len(d.chunks) for d in documents),
         sources=len({d.article.source for d in documents if d.article.source}),
         skipped_empty=corpus.skipped_empty + tokenless, written=len(todo), written_chunks=len(texts),

@@ -14,25 +14,30 @@ from mhgraph.ingest.corpus import Article
 
 @dataclass
 class PreparedDocument:
-    """An article with its chunks (and, once embedded, their vectors) ready to write."""
+    """An article of a corpus with its chunks (and, once embedded, their vectors) ready to write."""
 
+    id: str                 # document_id(corpus, article)
     article: Article
     chunks: list[ChunkSpan]
     chunk_ids: list[str]
     fingerprint: str
     embeddings: Sequence[Sequence[float]] | None = None
 
-    @property
-    def id(self) -> str:
-        return self.article.id
-
 
 class GraphWriter:
-    def __init__(self, driver: Driver, database: str | None, embedding_model: str, chunk_size: int,
+    """Writes the documents of one corpus."""
+
+    def __init__(self, driver: Driver, database: str | None, corpus: str, embedding_model: str, chunk_size: int,
                  chunk_overlap: int) -> None:
         self.driver = driver
         self.database = database
+        self.corpus = corpus
         self.chunking = {"embedding_model": embedding_model, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
+
+    def open_corpus(self, file: str) -> None:
+        """Create the Corpus node (or record one more file ingested into it)."""
+        self.driver.execute_query(cypher.load("ingest/merge_corpus"), name=self.corpus, file=file,
+                                  database_=self.database)
 
     def fingerprints(self, ids: Iterable[str]) -> dict[str, str | None]:
         records, _, _ = self.driver.execute_query(
@@ -41,7 +46,8 @@ class GraphWriter:
         return {r["id"]: r["fingerprint"] for r in records}
 
     def counts(self) -> dict[str, int]:
-        records, _, _ = self.driver.execute_query(cypher.load("ingest/graph_counts"), database_=self.database)
+        records, _, _ = self.driver.execute_query(cypher.load("ingest/graph_counts"), corpus=self.corpus,
+                                                  database_=self.database)
         return dict(records[0])
 
     def write(self, batch: Sequence[PreparedDocument]) -> None:
@@ -68,6 +74,7 @@ class GraphWriter:
                 })
             links += [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
         tx.run(cypher.load("ingest/delete_stale_chunks"), documents=documents).consume()
-        tx.run(cypher.load("ingest/merge_documents"), documents=documents, **self.chunking).consume()
-        tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks).consume()
+        tx.run(cypher.load("ingest/merge_documents"), documents=documents, corpus=self.corpus,
+               **self.chunking).consume()
+        tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks, corpus=self.corpus).consume()
         tx.run(cypher.load("ingest/link_next_chunks"), links=links).consume()

@@ -9,25 +9,39 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.retrieval.base import Retriever
 
-METHODS = ("vector", "bm25")
+METHODS = ("vector", "bm25", "hybrid")
 
 
-def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder=None) -> Retriever:
-    """The retriever for `method`, wired to the graph (and an embedder where it needs one)."""
+def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder=None,
+                    corpus: str | None = None) -> Retriever:
+    """The retriever for `method`, wired to the graph (and an embedder where it needs one) and
+    confined to one corpus: `corpus`, else `settings.corpus`, else the graph's only corpus."""
+    from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX, require_embedding_model, require_index
 
+    if method not in METHODS:
+        raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
     database = settings.neo4j_database
+    corpus = resolve_corpus(driver, database, corpus or settings.corpus)
+    if method in ("vector", "hybrid"):
+        require_index(driver, database, VECTOR_INDEX)
+        require_embedding_model(driver, database, settings.embedding_model, corpus)
+        if embedder is None:
+            from mhgraph.ingest.embedder import SentenceEmbedder
+
+            embedder = SentenceEmbedder(settings.embedding_model)
+    if method in ("bm25", "hybrid"):
+        require_index(driver, database, FULLTEXT_INDEX)
     if method == "vector":
-        from mhgraph.ingest.embedder import SentenceEmbedder
         from mhgraph.retrieval.vector import VectorRetriever
 
-        require_index(driver, database, VECTOR_INDEX)
-        require_embedding_model(driver, database, settings.embedding_model)
-        return VectorRetriever(driver, embedder or SentenceEmbedder(settings.embedding_model),
-                               detect(driver, database), database, search_ratio=settings.vector_search_ratio)
+        return VectorRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
+                               search_ratio=settings.vector_search_ratio)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 
-        require_index(driver, database, FULLTEXT_INDEX)
-        return BM25Retriever(driver, database)
-    raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
+        return BM25Retriever(driver, database, corpus=corpus)
+    from mhgraph.retrieval.hybrid import HybridRetriever
+
+    return HybridRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
+                           search_ratio=settings.vector_search_ratio)

@@ -1,4 +1,4 @@
-"""`bm25`: the plain lexical baseline, top-k chunks by Lucene BM25 over the Chunk fulltext index."""
+"""`bm25`: the plain lexical baseline, top-k chunks of one corpus by Lucene BM25 over the Chunk fulltext index."""
 
 from __future__ import annotations
 
@@ -26,10 +26,15 @@ def lucene_query(text: str) -> str:
 class BM25Retriever(Retriever):
     name = "bm25"
 
-    def __init__(self, driver: neo4j.Driver, database: str | None = None) -> None:
+    def __init__(self, driver: neo4j.Driver, database: str | None = None, *, corpus: str) -> None:
         self.driver = driver
         self.database = database
+        self.corpus = corpus
         self.query = cypher.load("retrieval/bm25")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"corpus": self.corpus}
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
@@ -37,7 +42,7 @@ class BM25Retriever(Retriever):
         records = []
         if text:
             records, _, _ = self.driver.execute_query(
-                self.query, index=FULLTEXT_INDEX, query=text, top_k=top_k,
+                self.query, index=FULLTEXT_INDEX, query=text, corpus=self.corpus, top_k=top_k,
                 database_=self.database, routing_=neo4j.RoutingControl.READ,
             )
-        return single_hop(self.name, question, text, records, started, {"top_k": top_k})
+        return single_hop(self.name, question, text, records, started, {"top_k": top_k, **self.params})

@@ -1,4 +1,4 @@
-"""`vector`: the plain dense baseline, top-k chunks by the Chunk vector index."""
+"""`vector`: the plain dense baseline, top-k chunks of one corpus by the Chunk vector index."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ class VectorRetriever(Retriever):
     name = "vector"
 
     def __init__(self, driver: neo4j.Driver, embedder: SentenceEmbedder, capabilities: Capabilities,
-                 database: str | None = None, *, search_ratio: int) -> None:
+                 database: str | None = None, *, corpus: str, search_ratio: int) -> None:
         self.driver = driver
         self.embedder = embedder
         self.database = database
+        self.corpus = corpus
         self.search_ratio = search_ratio
         # The SEARCH clause where the server has it, else the index procedure.
         self.query = cypher.load("retrieval/vector_search" if capabilities.search_clause
@@ -30,13 +31,13 @@ class VectorRetriever(Retriever):
 
     @property
     def params(self) -> dict[str, Any]:
-        return {"search_ratio": self.search_ratio}
+        return {"corpus": self.corpus, "search_ratio": self.search_ratio}
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
         embedding = self.embedder.embed_query(question)
         records, _, _ = self.driver.execute_query(
-            self.query, embedding=embedding, top_k=top_k, candidates=top_k * self.search_ratio, index=VECTOR_INDEX,
-            database_=self.database, routing_=neo4j.RoutingControl.READ,
+            self.query, embedding=embedding, corpus=self.corpus, top_k=top_k, candidates=top_k * self.search_ratio,
+            index=VECTOR_INDEX, database_=self.database, routing_=neo4j.RoutingControl.READ,
         )
         return single_hop(self.name, question, question, records, started, {"top_k": top_k, **self.params})

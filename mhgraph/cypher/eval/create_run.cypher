@@ -2,6 +2,7 @@
 // a few headline metrics are copied to plain properties for Browser captions.
 MERGE (r:EvalRun {id: $id})
 SET r.method = $method,
+    r.corpus = $corpus,
     r.params = $params,
     r.started_at = $started_at,
     r.finished_at = $finished_at,

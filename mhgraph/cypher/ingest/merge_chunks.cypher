@@ -1,8 +1,9 @@
-// Upsert Chunks with their embedding and the metadata that retrieval filters on.
+// Upsert Chunks of corpus $corpus with their embedding and the metadata that retrieval filters on.
 UNWIND $chunks AS row
 MATCH (doc:Document {id: row.document_id})
 MERGE (c:Chunk {id: row.id})
-SET c.index = row.index,
+SET c.corpus = $corpus,
+    c.index = row.index,
     c.text = row.text,
     c.embedding = row.embedding,
     c.source = row.source,

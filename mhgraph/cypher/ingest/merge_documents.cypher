@@ -1,10 +1,12 @@
-// Upsert Documents and their Sources. $documents: [{id, title, url, author, category,
-// published_at, source, fingerprint}]; $embedding_model, $chunk_size, $chunk_overlap say how the
+// Upsert Documents of corpus $corpus with their Sources. $documents: [{id, title, url, author,
+// category, published_at, source, fingerprint}]; $embedding_model, $chunk_size, $chunk_overlap say how the
 // document's chunks were made, so retrieval can check it embeds questions with the same model. The fingerprint is written in the same transaction as the
 // chunks, so a Document carrying it is known to be complete.
+MATCH (k:Corpus {name: $corpus})
 UNWIND $documents AS d
 MERGE (doc:Document {id: d.id})
-SET doc.title = d.title,
+SET doc.corpus = $corpus,
+    doc.title = d.title,
     doc.url = d.url,
     doc.author = d.author,
     doc.category = d.category,
@@ -13,6 +15,7 @@ SET doc.title = d.title,
     doc.embedding_model = $embedding_model,
     doc.chunk_size = $chunk_size,
     doc.chunk_overlap = $chunk_overlap
+MERGE (doc)-[:IN_CORPUS]->(k)
 FOREACH (name IN CASE WHEN d.source IS NULL THEN [] ELSE [d.source] END |
   MERGE (s:Source {name: name})
   MERGE (doc)-[:PUBLISHED_BY]->(s)

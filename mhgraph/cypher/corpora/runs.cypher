@@ -1,0 +1,3 @@
+// The evaluation runs made on corpus $name.
+MATCH (r:EvalRun {corpus: $name})
+RETURN r.id AS id

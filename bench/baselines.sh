@@ -47,18 +47,7 @@ questions=$(python -c "import json,sys; print(len(json.load(open(sys.argv[1]))))
 cp "$latest/compare.png" "bench/results/baselines-$NAME.png"
 sed -i "s#($(basename "$latest")/compare.png)#(baselines-$NAME.png)#" "bench/results/baselines-$NAME.md"
 echo "written bench/results/baselines-$NAME.md (+ .png, per-run summaries in $SUMMARIES/)"
-python - "$RUNS/$NAME-vector-k10/report.json" "bench/results/gold-coverage-$NAME.md" "$NAME" <<'PY'
-import json, sys
-summary = json.load(open(sys.argv[1]))
-c = summary["gold_coverage"]
-lines = [f"# Gold-fact coverage on {sys.argv[3]}", "",
-         f"Chunks of {summary['chunk_size']}/{summary['chunk_overlap']} tokens ({summary['embedding_model']}'s "
-         f"tokenizer); questions: {summary['questions_file']}. Our rule matches a fact whole in a chunk "
-         "(normalised containment) or, failing that, the chunks its span overlaps; the official rule only the first.",
-         "", *c["lines"], ""]
-open(sys.argv[2], "w").write("\n".join(lines))
-PY
-echo "written bench/results/gold-coverage-$NAME.md"
+python bench/gold_coverage.py "$RUNS/$NAME-vector-k10/report.json" "bench/results/gold-coverage-$NAME.md" "$NAME"
 python bench/vector_index.py --questions "$QUESTIONS" --limit 500 --name "$NAME" --corpus "$NAME" \
   --corpus-note "$CORPUS" > /dev/null 2> "$RUNS/vector-index.log" || { tail -n 3 "$RUNS/vector-index.log" >&2; exit 1; }
 echo "written bench/results/vector-index-$NAME.md"

@@ -207,3 +207,20 @@ def test_compare_adds_official_columns_when_a_run_has_them(tmp_path: Path) -> No
     assert "| 1.0000 | - | - | - | - |" in rows[1]
     plain, _ = compare([_summary("ours", with_official=False)], tmp_path)
     assert "(official)" not in plain
+
+
+def test_fact_coverage_lists_the_facts_the_rule_can_never_match() -> None:
+    """A fact whole in a chunk is reachable (spaces and newlines aside); one split across two
+    chunks, or differing in case from the text, is listed."""
+    chunks = ["Alpha  beta\ngamma delta. The jury found", "found for the plaintiff on Monday. Epsilon."]
+    question = Question("q0001-x", "?", "Yes", "inference_query", (
+        Evidence("Alphabeta gamma\ndelta.", title="A"),               # whole: spaces/newline only differ
+        Evidence("The jury found for the plaintiff", title="B"),       # cut by the chunk boundary
+        Evidence("EPSILON.", title="C"),                                # case is kept
+    ))
+    null = Question("q0002-y", "?", "Insufficient information.", "null_query", ())
+    cover = official.fact_coverage([question, null], chunks)
+    assert (cover.facts, cover.matched) == (3, 1)
+    assert [(u.question_id, u.title) for u in cover.unmatched] == [("q0001-x", "B"), ("q0001-x", "C")]
+    lines = cover.lines()
+    assert lines[0].startswith(f"{official.RULE}: 1 of 3 facts lie whole in one chunk") and len(lines) == 3

@@ -223,6 +223,10 @@ def test_official_block_in_report_and_results(runs, sample_graph, settings) -> N
     assert set(summary["official"]["by_type"]) == {"inference_query", "comparison_query", "temporal_query"}
     report = (run.run_dir / "report.md").read_text()
     assert f"## Ours beside the {RULE}" in report and "| all | ours | 20 |" in report
+    # of the sample's 43 facts, the one our rule finds only across two chunks is out of the official rule's reach
+    assert run.coverage.by_span == 1 and summary["gold_coverage"]["official_matched"] == 42
+    assert [u["question_id"] for u in summary["gold_coverage"]["official_unmatched"]] == ["q0002-8e85bb"]
+    assert f"{RULE}: 42 of 43 facts lie whole in one chunk" in report
     assert "| all | official | 20 |" in report and "Hop-conditioned" in report
 
     corpus = {a["title"]: a for a in json.loads((SAMPLE / "corpus.json").read_text())}

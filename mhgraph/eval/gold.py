@@ -195,6 +195,9 @@ class GoldMatcher:
     def chunk_count(self) -> int:
         return sum(len(d.chunks) for d in self._documents)
 
+    def chunk_texts(self) -> list[str]:
+        return [c.text for d in self._documents for c in d.chunks]
+
     def match(self, fact: str, title: str | None = None) -> list[str]:
         """Gold chunk ids of `fact` (evidence `title` picks its article in step 2)."""
         return list(self.match_detail(fact, title).chunk_ids)

@@ -32,6 +32,7 @@ from datetime import datetime
 from statistics import fmean
 from typing import Iterable, Mapping, Sequence
 
+from mhgraph.eval.gold import FACT_PREVIEW, UnmatchedFact
 from mhgraph.eval.questions import Question
 from mhgraph.retrieval.base import RetrievalResult, RetrievedChunk
 
@@ -135,3 +136,31 @@ def summarise(questions: Sequence[Question], scores: Mapping[str, OfficialScore 
         "overall": _group(kept), "by_type": {t: _group(v) for t, v in sorted(by_type.items())},
     }
 
+
+
+@dataclass
+class FactCoverage:
+    """How many evidence facts the official rule can match at all at this chunking."""
+
+    facts: int
+    matched: int
+    unmatched: list[UnmatchedFact]
+
+    def lines(self) -> list[str]:
+        return [f"{RULE}: {self.matched} of {self.facts} facts lie whole in one chunk (spaces and newlines removed, "
+                f"nothing else); it can never match these {len(self.unmatched)}:",
+                *(f"  {u.question_id} [{u.title or '?'}] {u.fact!r}" for u in self.unmatched)]
+
+
+def fact_coverage(questions: Iterable[Question], chunk_texts: Iterable[str]) -> FactCoverage:
+    """Facts that some chunk's text contains under the official normalisation (rules 2-3). The
+    metadata header is left out: a fact is body text, and matching it in a title says nothing."""
+    haystack = "\x00".join(normalise(t) for t in chunk_texts)   # no fact contains \x00: no match across chunks
+    facts, unmatched = 0, []
+    for q in questions:
+        for e in q.evidence:
+            facts += 1
+            needle = normalise(e.fact)
+            if not needle or needle not in haystack:
+                unmatched.append(UnmatchedFact(q.id, e.title, e.fact[:FACT_PREVIEW]))
+    return FactCoverage(facts, facts - len(unmatched), unmatched)

@@ -39,6 +39,8 @@ ENV_VARS: dict[str, str] = {
     "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
     "vector_quantization": "MHGRAPH_VECTOR_QUANTIZATION",
     "vector_search_ratio": "MHGRAPH_VECTOR_SEARCH_RATIO",
+    "hybrid_ranker": "MHGRAPH_HYBRID_RANKER",
+    "hybrid_alpha": "MHGRAPH_HYBRID_ALPHA",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -51,6 +53,9 @@ ENV_VARS: dict[str, str] = {
 # floats, 8-bit scalars, or 1 bit per dimension with exact rescoring of an expanded candidate
 # list. bench/vector_index.py measures what each costs in recall against exact search.
 VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
+# How `hybrid` fuses its two normalised scores, as neo4j-graphrag's HybridRetriever does: the
+# larger of the two (naive), or alpha x vector + (1 - alpha) x fulltext (linear).
+HYBRID_RANKERS = ("naive", "linear")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
@@ -81,6 +86,9 @@ class Settings:
     # Retrieval asks the vector index for top_k x this many neighbours and keeps the best top_k
     # (neo4j-graphrag's effective_search_ratio): HNSW searches as wide as the number asked for.
     vector_search_ratio: int = 10
+    # hybrid: naive | linear (HYBRID_RANKERS), and the vector weight of the linear ranker
+    hybrid_ranker: str = "naive"
+    hybrid_alpha: float = 0.5
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -146,10 +154,13 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
     try:
         if ftype == "int":
             return int(value)
+        if ftype == "float":
+            return float(value)
         if ftype == "Path":
             return Path(str(value)).expanduser()
     except (TypeError, ValueError) as exc:
-        raise MhgraphError(f"setting '{name}' from {origin}: expected an integer, got {value!r}") from exc
+        raise MhgraphError(f"setting '{name}' from {origin}: expected {'an integer' if ftype == 'int' else 'a number'}, "
+                           f"got {value!r}") from exc
     return None if value in ("", None) else str(value)
 
 
@@ -186,6 +197,12 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.vector_quantization not in VECTOR_QUANTIZATIONS:
         raise MhgraphError(f"setting 'vector_quantization' from {where('vector_quantization')}: expected one of "
                            f"{', '.join(VECTOR_QUANTIZATIONS)}, got {settings.vector_quantization!r}")
+    if settings.hybrid_ranker not in HYBRID_RANKERS:
+        raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
+                           f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")
+    if not 0.0 <= settings.hybrid_alpha <= 1.0:
+        raise MhgraphError(f"setting 'hybrid_alpha' from {where('hybrid_alpha')}: expected a number from 0 to 1, "
+                           f"got {settings.hybrid_alpha}")
     if settings.corpus is not None:
         check_corpus_name(settings.corpus, where("corpus"))
     if settings.vector_search_ratio < 1:

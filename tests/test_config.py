@@ -80,3 +80,20 @@ def test_config_command_masks_password(config_file: Path) -> None:
     password_line = next(l for l in out.splitlines() if l.startswith("neo4j_password"))
     assert "********" in password_line and "[env]" in password_line
     assert any(l.startswith("neo4j_database") and "fromfile" in l and "[file]" in l for l in out.splitlines())
+
+
+def test_hybrid_ranker_and_alpha_are_checked(monkeypatch) -> None:
+    monkeypatch.setenv("MHGRAPH_HYBRID_RANKER", "rrf")
+    with pytest.raises(MhgraphError, match=r"setting 'hybrid_ranker' from \$MHGRAPH_HYBRID_RANKER: expected one of "
+                                           r"naive, linear, got 'rrf'"):
+        load_settings(config_path=None)
+    monkeypatch.setenv("MHGRAPH_HYBRID_RANKER", "linear")
+    monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "1.5")
+    with pytest.raises(MhgraphError, match="expected a number from 0 to 1, got 1.5"):
+        load_settings(config_path=None)
+    monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "half")
+    with pytest.raises(MhgraphError, match="expected a number, got 'half'"):
+        load_settings(config_path=None)
+    monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "0.25")
+    settings = load_settings(config_path=None)
+    assert (settings.hybrid_ranker, settings.hybrid_alpha, settings.origins["hybrid_alpha"]) == ("linear", 0.25, "env")

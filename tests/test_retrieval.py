@@ -125,3 +125,30 @@ def test_hybrid_returns_what_neo4j_graphrags_hybrid_retriever_returns(question, 
     assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-6)
     assert {i for i, _ in got} == {i for i, _ in expected}   # same chunks (ties may swap places)
     assert max(s for _, s in got) == pytest.approx(1.0)       # the best of a side scores 1
+
+
+def test_hybrid_linear_ranker_is_the_weighted_sum(sample_graph, settings, embedder) -> None:
+    """ranker=linear: alpha x (vector score / best vector score) + (1 - alpha) x (BM25 / best BM25),
+    summed per chunk over both sides (the sample's 34 chunks are all vector candidates at K = 6)."""
+    from collections import defaultdict
+    from dataclasses import replace
+
+    question, alpha = "Which company recalled its Atlas Home robots over battery fire risk?", 0.3
+    linear = replace(settings, hybrid_ranker="linear", hybrid_alpha=alpha)
+    result = build_retriever("hybrid", sample_graph, linear, embedder=embedder).search(question, top_k=6)
+    assert result.params["ranker"] == "linear" and result.params["alpha"] == alpha
+    vector = build_retriever("vector", sample_graph, settings, embedder=embedder).search(question, top_k=60)
+    bm25 = build_retriever("bm25", sample_graph, settings).search(question, top_k=6)
+    expected: dict[str, float] = defaultdict(float)
+    for weight, hits in ((alpha, vector.hops[0].chunks), (1 - alpha, bm25.hops[0].chunks)):
+        best = max(c.score for c in hits)
+        for c in hits:
+            expected[c.chunk_id] += weight * c.score / best
+    top = sorted(expected.items(), key=lambda kv: -kv[1])[:6]
+    got = [(c.chunk_id, c.score) for c in result.hops[0].chunks]
+    assert [s for _, s in got] == pytest.approx([s for _, s in top], abs=1e-6)
+    assert {i for i, _ in got} == {i for i, _ in top}
+    # a chunk both sides rank first scores alpha + (1 - alpha) = 1 (neo4j-graphrag's UNION would drop one half)
+    both = set(c.chunk_id for c in vector.hops[0].chunks[:1]) & set(c.chunk_id for c in bm25.hops[0].chunks[:1])
+    for chunk_id in both:
+        assert dict(got)[chunk_id] == pytest.approx(1.0)

@@ -44,4 +44,5 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
     from mhgraph.retrieval.hybrid import HybridRetriever
 
     return HybridRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
-                           search_ratio=settings.vector_search_ratio)
+                           search_ratio=settings.vector_search_ratio, ranker=settings.hybrid_ranker,
+                           alpha=settings.hybrid_alpha)

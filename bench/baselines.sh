@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The vector, bm25 and hybrid baselines at K = 4, 10, 20 on MultiHop-RAG (or any corpus + questions
+# The vector, bm25 and hybrid (naive and linear ranker) baselines at K = 4, 10, 20 on MultiHop-RAG (or any corpus + questions
 # in its formats), compared in one table and plot (our scoring and the official rule), recorded
 # under bench/results/; the gold-fact coverage at the configured chunking; then the vector index's
 # recall against exact search on the first 500 questions (bench/vector_index.py).
 #   bash bench/baselines.sh [CORPUS_JSON] [QUESTIONS_JSON] [NAME]
 # Defaults: ../shared/data/multihop-rag/{corpus.json,MultiHopRAG.json}, NAME=multihop-rag (also
 # the corpus name in the graph). Uses the configured Neo4j (the local server unless NEO4J_URI is
-# set); ingest is idempotent. LABEL (environment) says which question set this is in the report.
+# set); ingest is idempotent. LABEL (environment) says which question set this is in the report;
+# RESUME=1 keeps the runs already in runs/bench-NAME/ (and the vector index results) and makes
+# only what is missing, e.g. after an interruption.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CORPUS=${1:-../shared/data/multihop-rag/corpus.json}
@@ -20,12 +22,16 @@ SUMMARIES=bench/results/baselines-$NAME
 mkdir -p "$RUNS" "$SUMMARIES"
 mhgraph ingest "$CORPUS" --corpus "$NAME" --no-progress
 ids=()
-for method in vector bm25 hybrid; do
+# "hybrid-linear": hybrid with neo4j-graphrag's linear ranker (alpha 0.5) instead of its naive one
+for run in vector bm25 hybrid hybrid-linear; do
+  method=${run%-linear}
+  ranker=$([ "$run" = hybrid-linear ] && echo linear || echo naive)
   for k in 4 10 20; do
-    mhgraph eval --method "$method" -k "$k" --corpus "$NAME" --questions "$QUESTIONS" --runs-dir "$RUNS" \
-      --run-id "$NAME-$method-k$k" --no-progress > /dev/null
-    ids+=("$RUNS/$NAME-$method-k$k")
-    cp "$RUNS/$NAME-$method-k$k/report.json" "$SUMMARIES/$method-k$k.json"
+    [ "${RESUME:-0}" = 1 ] && [ -f "$RUNS/$NAME-$run-k$k/report.json" ] || \
+    MHGRAPH_HYBRID_RANKER=$ranker mhgraph eval --method "$method" -k "$k" --corpus "$NAME" --questions "$QUESTIONS" \
+      --runs-dir "$RUNS" --run-id "$NAME-$run-k$k" --no-progress > /dev/null
+    ids+=("$RUNS/$NAME-$run-k$k")
+    cp "$RUNS/$NAME-$run-k$k/report.json" "$SUMMARIES/$run-k$k.json"
   done
 done
 mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
@@ -48,6 +54,7 @@ cp "$latest/compare.png" "bench/results/baselines-$NAME.png"
 sed -i "s#($(basename "$latest")/compare.png)#(baselines-$NAME.png)#" "bench/results/baselines-$NAME.md"
 echo "written bench/results/baselines-$NAME.md (+ .png, per-run summaries in $SUMMARIES/)"
 python bench/gold_coverage.py "$RUNS/$NAME-vector-k10/report.json" "bench/results/gold-coverage-$NAME.md" "$NAME"
+[ "${RESUME:-0}" = 1 ] && [ -f "bench/results/vector-index-$NAME.md" ] && exit 0
 python bench/vector_index.py --questions "$QUESTIONS" --limit 500 --name "$NAME" --corpus "$NAME" \
   --corpus-note "$CORPUS" > /dev/null 2> "$RUNS/vector-index.log" || { tail -n 3 "$RUNS/vector-index.log" >&2; exit 1; }
 echo "written bench/results/vector-index-$NAME.md"

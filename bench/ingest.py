@@ -100,9 +100,18 @@ def side_mhgraph(settings: Any, corpus: Path, params: dict[str, Any]) -> dict[st
                      "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap},
         "embedding": "batches of 256 chunks (SentenceEmbedder.embed_documents, encode batch 64)",
         "writer": "mhgraph GraphWriter: UNWIND batches of 32 documents per transaction",
-        "schema": "3 uniqueness constraints, 3 range indexes, vector index chunk_embedding "
-                  "(with filter properties on 2026.01+), fulltext index chunk_text",
+        "schema": f"{schema_summary()}, vector index chunk_embedding (with filter properties on 2026.01+), "
+                  "fulltext index chunk_text",
     }
+
+
+def schema_summary() -> str:
+    """What mhgraph's constraints file creates, counted from it."""
+    from mhgraph import cypher
+
+    statements = cypher.load_statements("schema/constraints")
+    constraints = sum("CREATE CONSTRAINT" in s for s in statements)
+    return f"{constraints} uniqueness constraints, {len(statements) - constraints} range indexes"
 
 
 def make_writer(driver: Any, database: str, apoc: bool) -> tuple[Any, str]:

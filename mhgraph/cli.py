@@ -157,7 +157,7 @@ def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
 @click.option("--chunk-size", type=click.IntRange(min=2), help="Tokens per chunk (default 256).")
 @click.option("--chunk-overlap", type=click.IntRange(min=0), help="Tokens shared by consecutive chunks (default 32).")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
-              help="Documents per write transaction.")
+              help="Documents embedded and written per batch (one write transaction each).")
 @click.option("--corpus", help="Name to store the articles under (default: the file's stem; the folder's "
                                "name for a file called corpus.*; 'sample' for the bundled corpus).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")

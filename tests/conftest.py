@@ -57,7 +57,7 @@ def driver(settings: Settings, server):
 
 @pytest.fixture(scope="session")
 def embedder():
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
 
     return SentenceEmbedder()
 

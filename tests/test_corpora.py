@@ -24,7 +24,7 @@ QUESTION = "Which company recalled its Atlas Home robots over battery fire risk?
 def two_corpora(driver, settings, server, tmp_path_factory):
     """The bundled sample as 'sample', and a rewritten copy of six of its articles as 'other'
     (same titles and sources, other bodies), with the snapshot of the graph before 'other'."""
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
     from tests.conftest import wipe
 
     wipe(driver, settings.neo4j_database)

@@ -18,7 +18,7 @@ QUESTIONS = SAMPLE / "questions.json"
 
 @pytest.fixture(scope="module")
 def sample_graph(driver, settings, server):
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
 
     wipe(driver, settings.neo4j_database)
     ingest_corpus(SAMPLE / "corpus.json", settings, driver, embedder=SentenceEmbedder(), progress=False)
@@ -28,7 +28,7 @@ def sample_graph(driver, settings, server):
 @pytest.fixture(scope="module")
 def runs(sample_graph, settings, tmp_path_factory):
     """A vector run and a bm25 run at k=4, both traced."""
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
 
     embedder = SentenceEmbedder()
     out = {}

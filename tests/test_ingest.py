@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import signal
 import subprocess
 import sys
@@ -233,16 +234,46 @@ class _WatchingEmbedder:
         return self.inner.embed_documents(texts)
 
 
-def test_embedding_and_writing_alternate_batch_by_batch(empty_graph, settings, embedder) -> None:
-    """Streaming: each embedding call covers one batch of documents, and every earlier batch is
-    already written, so memory holds one batch's vectors and a kill loses at most that batch."""
-    watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
-    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, progress=False)
-    articles = json.loads(CORPUS.read_text())
+def _batches_per_doc(embedder) -> list[int]:
     from mhgraph.ingest.chunking import TokenChunker
 
     chunker = TokenChunker(embedder.tokenizer, 256, 32)
-    per_doc = [len(chunker.split(a["body"].strip())) for a in articles]
+    return [len(chunker.split(a["body"].strip())) for a in json.loads(CORPUS.read_text())]
+
+
+def test_sequential_ingest_writes_each_batch_before_embedding_the_next(empty_graph, settings, embedder) -> None:
+    """Streaming, overlap off: each embedding call covers one batch of documents, and every
+    earlier batch is already written, so memory holds one batch's vectors."""
+    watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
+    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, overlap=False,
+                            progress=False)
+    per_doc = _batches_per_doc(embedder)
     assert [stored for _, stored in watching.calls] == [0, 5, 10, 15]
     assert [n for n, _ in watching.calls] == [sum(per_doc[i:i + 5]) for i in range(0, 18, 5)]
     assert summary.written == 18 and summary.written_chunks == sum(per_doc) == summary.chunks
+
+
+def test_overlapped_ingest_has_at_most_one_batch_in_flight(empty_graph, settings, embedder) -> None:
+    """Streaming, overlap on (the default): while batch k is embedded, batch k-1 may still be being
+    written, but every batch before it is stored: at most two batches' vectors in memory."""
+    watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
+    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, progress=False)
+    stored = [n for _, n in watching.calls]
+    assert len(stored) == 4
+    assert all(max(0, 5 * (k - 1)) <= n <= 5 * k for k, n in enumerate(stored)), stored
+    assert summary.written == 18 and summary.written_chunks == summary.chunks == sum(_batches_per_doc(embedder))
+    assert summary.embed_seconds > 0 and summary.write_seconds > 0
+
+
+def test_overlap_does_not_change_what_is_stored(empty_graph, settings, embedder) -> None:
+    for name, overlap in (("overlapped", True), ("sequential", False)):
+        ingest_corpus(CORPUS, replace(settings, corpus=name), empty_graph, embedder=embedder, batch_size=4,
+                      overlap=overlap, progress=False)
+    records, _, _ = empty_graph.execute_query(
+        "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d:Document) "
+        "RETURN c.corpus AS corpus, d.title AS title, c.index AS i, c.text AS text, c.embedding AS e "
+        "ORDER BY title, i", database_=settings.neo4j_database)
+    by_corpus = {name: [(r["title"], r["i"], r["text"], r["e"]) for r in records if r["corpus"] == name]
+                 for name in ("overlapped", "sequential")}
+    assert len(by_corpus["overlapped"]) == sum(_batches_per_doc(embedder))
+    assert by_corpus["overlapped"] == by_corpus["sequential"]

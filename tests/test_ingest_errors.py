@@ -118,7 +118,7 @@ def test_retrieval_before_ingest_says_what_to_do(empty_graph, settings, embedder
 
 
 def test_query_with_another_embedding_model_is_refused(empty_graph, settings) -> None:
-    from mhgraph.ingest.embedder import resolve_model
+    from mhgraph.embeddings.sentence import resolve_model
 
     model_path = resolve_model("all-MiniLM-L6-v2")  # the same weights under another name
     ingested = run_cli(settings, "ingest", str(SAMPLE / "corpus.json"), "--model", model_path, "--no-progress")

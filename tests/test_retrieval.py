@@ -12,7 +12,7 @@ from tests.conftest import SAMPLE, run_cli
 
 @pytest.fixture(scope="module")
 def sample_graph(driver, settings, server):
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
     from tests.conftest import wipe
 
     wipe(driver, settings.neo4j_database)

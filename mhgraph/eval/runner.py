@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from mhgraph import cypher
 from mhgraph.config import Settings
+from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
 from mhgraph.eval import official, traces
 from mhgraph.eval.difficulty import difficulties
@@ -30,8 +31,7 @@ from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.corpora import resolve_corpus
-from mhgraph.ingest.embedder import SentenceEmbedder
-from mhgraph.retrieval import build_retriever
+from mhgraph.retrieval import build_retriever, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
 
 BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
@@ -132,7 +132,7 @@ def _official_json(scores: dict[str, official.OfficialScore | None] | None, ques
 
 
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
-             embedder: SentenceEmbedder | None = None) -> EvalRun:
+             embedder: TextEmbedder | None = None) -> EvalRun:
     database = settings.neo4j_database
     if options.scoring not in official.SCORINGS:
         raise MhgraphError(f"unknown scoring '{options.scoring}'; choose from {', '.join(official.SCORINGS)}")
@@ -145,7 +145,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     coverage = coverage_report(questions, matcher)
 
     # Model loading and the first query's planning happen here, outside the timed searches.
-    embedder = embedder or SentenceEmbedder(settings.embedding_model)
+    embedder = embedder or question_embedder(driver, settings, corpus)
     retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus)
     retriever.search(questions[0].query, top_k=options.top_k)
     params = {**options.params, **retriever.params}
@@ -158,7 +158,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
 
     with_gold = {qid: ids for qid, ids in gold.items() if ids}
     query_vectors = dict(zip([q.id for q in questions],
-                             embedder.embed_documents([q.query for q in questions]).tolist()))
+                             embedder.embed_queries([q.query for q in questions]).tolist()))
     vectors = chunk_embeddings(driver, database, sorted({c for ids in with_gold.values() for c in ids}))
     hardness = difficulties({q.id: len(q.evidence) for q in questions}, with_gold, query_vectors, vectors)
     records = score_results(questions, results, gold, recall_at=options.recall_at,
@@ -174,7 +174,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
         "wall_seconds": wall, "workers": options.workers, "questions_file": str(options.questions_path),
         "corpus": corpus,
-        "embedding_model": settings.embedding_model, "chunk_size": settings.chunk_size,
+        "embedding_model": embedder.model_name, "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap, "gold_coverage": {
             "facts": coverage.facts, "matched": coverage.matched, "share": coverage.share,
             "unmatched": [asdict(u) for u in coverage.unmatched], "lines": coverage.lines()},

@@ -28,13 +28,18 @@ def require_index(driver: Driver, database: str | None, name: str) -> None:
         raise MhgraphError(f"the graph has no index '{name}': run 'mhgraph ingest' first")
 
 
-def require_embedding_model(driver: Driver, database: str | None, model: str, corpus: str) -> None:
-    """Questions must be embedded with the model the corpus's chunks were embedded with."""
+def corpus_embedding_model(driver: Driver, database: str | None, corpus: str, model: str | None) -> str | None:
+    """The model to embed questions with: the corpus's own (`model`, when given, must be it).
+    None for a corpus with no recorded model (nothing ingested yet)."""
     records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database)
     models = records[0]["models"] if records else []
-    if models and model not in models:
+    if model is not None and models and model not in models:
         raise MhgraphError(f"the chunks of corpus '{corpus}' were embedded with {', '.join(models)}, not {model}: "
-                           f"pass --model {models[0]} (or set MHGRAPH_EMBEDDING_MODEL)")
+                           f"pass --model {models[0]} (or leave the model unset to use the corpus's own)")
+    if model is None and len(models) > 1:
+        raise MhgraphError(f"the chunks of corpus '{corpus}' were embedded with several models "
+                           f"({', '.join(models)}): re-ingest it with one, or pass --model")
+    return model or (models[0] if models else None)
 
 
 def create_chunk_vector_index(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,

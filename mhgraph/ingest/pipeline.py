@@ -6,6 +6,7 @@ import hashlib
 import re
 import time
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,9 +18,9 @@ from mhgraph.config import Settings
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
+from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.ingest.corpus import Article, Corpus, Format, read_corpus
-from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 
 
@@ -37,6 +38,9 @@ class IngestSummary:
     unchanged: int          # documents already stored identically, left as they were
     seconds: float          # parse, chunk, embed and write (model loading apart)
     model_load_seconds: float
+    embed_seconds: float    # of `seconds`: embedding chunks
+    write_seconds: float    # writing batches (in a second thread: overlaps the embedding)
+    model: str              # the embedding model's name, as stored on the documents
     graph: dict[str, int]   # totals in the database afterwards
 
     @property
@@ -55,6 +59,7 @@ class IngestSummary:
             + (f"({self.written_chunks} chunks written, {self.chunks_per_second:.1f} chunks/s), " if self.written_chunks
                else "(nothing to write), ")
             + f"model loading {self.model_load_seconds:.1f} s apart",
+            f"  of which  embedding {self.embed_seconds:.1f} s ({self.model}), writing {self.write_seconds:.1f} s",
             f"  corpus    '{self.corpus}' now {self.graph['corpus_documents']} documents, "
             f"{self.graph['corpus_chunks']} chunks",
             f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
@@ -134,7 +139,8 @@ def ingest_corpus(
     *,
     fmt: Format | None = None,
     batch_size: int = 32,
-    embedder: SentenceEmbedder | None = None,
+    embedder: TextEmbedder | None = None,
+    overlap: bool = True,
     progress: bool = True,
 ) -> IngestSummary:
     started = time.perf_counter()
@@ -143,38 +149,59 @@ def ingest_corpus(
         raise InputError(path, "", f"no articles to ingest ({corpus.skipped_empty} empty entries)")
     name = resolve_corpus_name(settings, path, driver)  # may refuse the file: before loading the model
     loading = time.perf_counter()
-    embedder = embedder or SentenceEmbedder(settings.embedding_model)
+    embedder = embedder or load_embedder(settings.embedding_model, settings.cache_dir)
     model_load_seconds = time.perf_counter() - loading
     if settings.chunk_size > embedder.max_seq_length:
-        warnings.warn(f"chunk_size {settings.chunk_size} exceeds what {settings.embedding_model} embeds "
+        warnings.warn(f"chunk_size {settings.chunk_size} exceeds what {embedder.model_name} embeds "
                       f"({embedder.max_seq_length} tokens with its special tokens): chunk ends are not embedded",
                       stacklevel=2)
     chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
-    documents, tokenless = prepare(corpus, name, chunker, settings.embedding_model, progress)
+    documents, tokenless = prepare(corpus, name, chunker, embedder.model_name, progress)
 
     database = settings.neo4j_database
     ensure_schema(driver, database, embedder.dimensions, detect(driver, database), settings.vector_quantization)
-    writer = GraphWriter(driver, database, name, settings.embedding_model, settings.chunk_size, settings.chunk_overlap)
+    writer = GraphWriter(driver, database, name, embedder.model_name, settings.chunk_size, settings.chunk_overlap)
     writer.open_corpus(str(Path(path).resolve()))
     stored = writer.fingerprints(d.id for d in documents)
     todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
 
-    # Embed and write one batch of documents at a time: memory holds one batch's vectors however
-    # large the corpus, and an ingest killed at any point loses at most the batch in hand (each
-    # batch is written in one transaction, and the fingerprints skip what is already stored).
+    # Embed and write one batch of documents at a time: memory holds at most two batches' vectors
+    # however large the corpus, and an ingest killed at any point loses at most the batch being
+    # written and the one being embedded (each batch is written in one transaction, and the
+    # fingerprints skip what is already stored). The write of one batch overlaps the embedding of
+    # the next (the driver waits on the socket, the model holds the cores); overlap=False runs
+    # them in turn.
     written_chunks = sum(len(d.chunks) for d in todo)
-    with tqdm(total=written_chunks, desc="embed+write", unit="chunk", disable=not progress) as bar:
+    timings = {"embed": 0.0, "write": 0.0}
+
+    def write(batch: list[PreparedDocument]) -> int:
+        t0 = time.perf_counter()
+        writer.write(batch)
+        timings["write"] += time.perf_counter() - t0
+        for d in batch:
+            d.embeddings = None
+        return sum(len(d.chunks) for d in batch)
+
+    with tqdm(total=written_chunks, desc="embed+write", unit="chunk", disable=not progress) as bar, \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as pool:
+        pending: Future[int] | None = None
         for i in range(0, len(todo), batch_size):
             batch = todo[i:i + batch_size]
+            t0 = time.perf_counter()
             vectors = embedder.embed_documents([span.text for d in batch for span in d.chunks])
+            timings["embed"] += time.perf_counter() - t0
             offset = 0
             for d in batch:
                 d.embeddings = vectors[offset:offset + len(d.chunks)]
                 offset += len(d.chunks)
-            writer.write(batch)
-            for d in batch:
-                d.embeddings = None
-            bar.update(offset)
+            if pending is not None:
+                bar.update(pending.result())  # re-raises a failed write before more is embedded
+            pending = pool.submit(write, batch)
+            if not overlap:
+                bar.update(pending.result())
+                pending = None
+        if pending is not None:
+            bar.update(pending.result())
 
     return IngestSummary(
         path=str(path), format=corpus.format, corpus=name, documents=len(documents),
@@ -182,5 +209,6 @@ def ingest_corpus(
         sources=len({d.article.source for d in documents if d.article.source}),
         skipped_empty=corpus.skipped_empty + tokenless, written=len(todo), written_chunks=written_chunks,
         unchanged=len(documents) - len(todo),
-        seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds, graph=writer.counts(),
+        seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
+        embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name, graph=writer.counts(),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import neo4j
 
 from mhgraph.config import Settings
+from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.retrieval.base import Retriever
@@ -12,12 +13,24 @@ from mhgraph.retrieval.base import Retriever
 METHODS = ("vector", "bm25", "hybrid")
 
 
+def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> TextEmbedder:
+    """The embedder of the model corpus `corpus` was ingested with; a model set explicitly
+    (--model, MHGRAPH_EMBEDDING_MODEL, the config file) must be that one."""
+    from mhgraph.embeddings import load_embedder
+    from mhgraph.graph.schema import corpus_embedding_model
+
+    explicit = settings.origins.get("embedding_model", "default") != "default"
+    model = corpus_embedding_model(driver, settings.neo4j_database, corpus,
+                                   settings.embedding_model if explicit else None)
+    return load_embedder(model or settings.embedding_model, settings.cache_dir)
+
+
 def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder=None,
                     corpus: str | None = None) -> Retriever:
     """The retriever for `method`, wired to the graph (and an embedder where it needs one) and
     confined to one corpus: `corpus`, else `settings.corpus`, else the graph's only corpus."""
     from mhgraph.graph.corpora import resolve_corpus
-    from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX, require_embedding_model, require_index
+    from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX, require_index
 
     if method not in METHODS:
         raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
@@ -25,11 +38,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
     corpus = resolve_corpus(driver, database, corpus or settings.corpus)
     if method in ("vector", "hybrid"):
         require_index(driver, database, VECTOR_INDEX)
-        require_embedding_model(driver, database, settings.embedding_model, corpus)
-        if embedder is None:
-            from mhgraph.ingest.embedder import SentenceEmbedder
-
-            embedder = SentenceEmbedder(settings.embedding_model)
+        embedder = embedder or question_embedder(driver, settings, corpus)
     if method in ("bm25", "hybrid"):
         require_index(driver, database, FULLTEXT_INDEX)
     if method == "vector":

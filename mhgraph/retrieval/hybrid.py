@@ -17,9 +17,9 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
+from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX
-from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.retrieval.base import RetrievalResult, Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import single_hop
@@ -28,7 +28,7 @@ from mhgraph.retrieval.records import single_hop
 class HybridRetriever(Retriever):
     name = "hybrid"
 
-    def __init__(self, driver: neo4j.Driver, embedder: SentenceEmbedder, capabilities: Capabilities,
+    def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, capabilities: Capabilities,
                  database: str | None = None, *, corpus: str, search_ratio: int, ranker: str = "naive",
                  alpha: float = 0.5) -> None:
         if not capabilities.search_clause:

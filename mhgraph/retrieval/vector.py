@@ -8,9 +8,9 @@ from typing import Any
 import neo4j
 
 from mhgraph import cypher
+from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import VECTOR_INDEX
-from mhgraph.ingest.embedder import SentenceEmbedder
 from mhgraph.retrieval.base import RetrievalResult, Retriever
 from mhgraph.retrieval.records import single_hop
 
@@ -18,7 +18,7 @@ from mhgraph.retrieval.records import single_hop
 class VectorRetriever(Retriever):
     name = "vector"
 
-    def __init__(self, driver: neo4j.Driver, embedder: SentenceEmbedder, capabilities: Capabilities,
+    def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, capabilities: Capabilities,
                  database: str | None = None, *, corpus: str, search_ratio: int) -> None:
         self.driver = driver
         self.embedder = embedder

@@ -162,10 +162,13 @@ def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
               help="Documents embedded and written per batch (one write transaction each).")
 @click.option("--corpus", help="Name to store the articles under (default: the file's stem; the folder's "
                                "name for a file called corpus.*; 'sample' for the bundled corpus).")
+@click.option("--overlap-writes", is_flag=True,
+              help="Write each batch in a second thread while the next is embedded (for a remote server; "
+                   "holds two batches).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.pass_context
-def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, no_progress: bool,
-           **overrides: object) -> None:
+def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, overlap_writes: bool,
+           no_progress: bool, **overrides: object) -> None:
     """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample."""
     from mhgraph.graph.connection import connect
     from mhgraph.ingest.pipeline import ingest_corpus
@@ -175,7 +178,8 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
     if no_progress:
         quiet_progress()
     with connect(settings) as driver:
-        summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, progress=not no_progress)
+        summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, overlap=overlap_writes,
+                                progress=not no_progress)
     click.echo("\n".join(summary.lines()))
 
 

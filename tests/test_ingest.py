@@ -241,12 +241,12 @@ def _batches_per_doc(embedder) -> list[int]:
     return [len(chunker.split(a["body"].strip())) for a in json.loads(CORPUS.read_text())]
 
 
-def test_sequential_ingest_writes_each_batch_before_embedding_the_next(empty_graph, settings, embedder) -> None:
-    """Streaming, overlap off: each embedding call covers one batch of documents, and every
-    earlier batch is already written, so memory holds one batch's vectors."""
+def test_ingest_writes_each_batch_before_embedding_the_next(empty_graph, settings, embedder) -> None:
+    """Streaming (the default): each embedding call covers one batch of documents, and every
+    earlier batch is already written, so memory holds one batch's vectors and a kill loses at
+    most that batch."""
     watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
-    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, overlap=False,
-                            progress=False)
+    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, progress=False)
     per_doc = _batches_per_doc(embedder)
     assert [stored for _, stored in watching.calls] == [0, 5, 10, 15]
     assert [n for n, _ in watching.calls] == [sum(per_doc[i:i + 5]) for i in range(0, 18, 5)]
@@ -254,10 +254,11 @@ def test_sequential_ingest_writes_each_batch_before_embedding_the_next(empty_gra
 
 
 def test_overlapped_ingest_has_at_most_one_batch_in_flight(empty_graph, settings, embedder) -> None:
-    """Streaming, overlap on (the default): while batch k is embedded, batch k-1 may still be being
+    """Streaming with overlapped writes: while batch k is embedded, batch k-1 may still be being
     written, but every batch before it is stored: at most two batches' vectors in memory."""
     watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
-    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, progress=False)
+    summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, overlap=True,
+                            progress=False)
     stored = [n for _, n in watching.calls]
     assert len(stored) == 4
     assert all(max(0, 5 * (k - 1)) <= n <= 5 * k for k, n in enumerate(stored)), stored

@@ -39,7 +39,7 @@ class IngestSummary:
     seconds: float          # parse, chunk, embed and write (model loading apart)
     model_load_seconds: float
     embed_seconds: float    # of `seconds`: embedding chunks
-    write_seconds: float    # writing batches (in a second thread: overlaps the embedding)
+    write_seconds: float    # writing batches
     model: str              # the embedding model's name, as stored on the documents
     graph: dict[str, int]   # totals in the database afterwards
 
@@ -140,7 +140,7 @@ def ingest_corpus(
     fmt: Format | None = None,
     batch_size: int = 32,
     embedder: TextEmbedder | None = None,
-    overlap: bool = True,
+    overlap: bool = False,
     progress: bool = True,
 ) -> IngestSummary:
     started = time.perf_counter()
@@ -165,12 +165,12 @@ def ingest_corpus(
     stored = writer.fingerprints(d.id for d in documents)
     todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
 
-    # Embed and write one batch of documents at a time: memory holds at most two batches' vectors
-    # however large the corpus, and an ingest killed at any point loses at most the batch being
-    # written and the one being embedded (each batch is written in one transaction, and the
-    # fingerprints skip what is already stored). The write of one batch overlaps the embedding of
-    # the next (the driver waits on the socket, the model holds the cores); overlap=False runs
-    # them in turn.
+    # Embed and write one batch of documents at a time: memory holds one batch's vectors however
+    # large the corpus, and an ingest killed at any point loses at most that batch (each batch is
+    # written in one transaction, and the fingerprints skip what is already stored). overlap=True
+    # writes a batch in a second thread while the next is embedded (two batches in memory, two
+    # lost to a kill): no gain with a local server on 2 cores, whose write work competes with the
+    # model for the same cores (bench/results/ingest.json); it can hide a remote server's latency.
     written_chunks = sum(len(d.chunks) for d in todo)
     timings = {"embed": 0.0, "write": 0.0}
 

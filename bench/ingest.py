@@ -1,16 +1,20 @@
 """Ingest benchmark: mhgraph's pipeline against neo4j-graphrag's lexical-graph pipeline.
 
-    python bench/ingest.py [--corpus PATH] [--out bench/results/ingest.json]
+    python bench/ingest.py [--corpus PATH] [--sides SIDE ...] [--copies N] [--out bench/results/ingest.json]
 
-Both sides ingest the same articles into the same Neo4j server with the same embedding model
-(mhgraph's SentenceEmbedder). The database is emptied (nodes, constraints, indexes) before each
-side, and each side runs in its own child process (this script with a hidden flag), so the peak
-RSS reported is that side's own. Model loading is timed apart from ingest.
+Every side ingests the same articles into the same Neo4j server. The database is emptied (nodes,
+constraints, indexes) before each side, and each side runs in its own child process (this script
+with a hidden flag), so the peak RSS reported is that side's own. Model loading is timed apart
+from ingest.
 
-(a) mhgraph:        mhgraph.ingest.pipeline.ingest_corpus (token windows, batched embedding,
-                    UNWIND writes, constraints + vector + fulltext indexes).
-(b) neo4j-graphrag: FixedSizeSplitter -> TextChunkEmbedder -> LexicalGraphBuilder -> Neo4jWriter,
-                    awaited per document, plus a vector index made with its create_vector_index.
+Sides (--sides; default: all of DEFAULT_SIDES, in that order):
+(a) mhgraph[:MODEL][:overlap]  mhgraph.ingest.pipeline.ingest_corpus (token windows, batched
+                    embedding, UNWIND writes, constraints + vector + fulltext indexes) with MODEL
+                    (default: the configured embedding model); with ':overlap', each batch is written
+                    in a second thread while the next is embedded (ingest --overlap-writes).
+(b) neo4j-graphrag  FixedSizeSplitter -> TextChunkEmbedder -> LexicalGraphBuilder -> Neo4jWriter,
+                    awaited per document, plus a vector index made with its create_vector_index,
+                    with the configured model through neo4j-graphrag's SentenceTransformerEmbeddings.
                     FixedSizeSplitter counts characters: its chunk size and overlap are mhgraph's
                     token settings times the corpus's characters per token, measured with the
                     embedding model's tokenizer.
@@ -18,6 +22,9 @@ RSS reported is that side's own. Model loading is timed apart from ingest.
 Server: NEO4J_URI if set (its database is wiped, so --wipe must confirm it), else a private
 local server (mhgraph.server.LocalNeo4j) in a temporary home on ports 27687/27474, stopped and
 removed at the end.
+
+--copies N ingests N copies of the corpus, each article retitled "(copy k)" so that every copy is
+new documents and chunks: peak memory at 1x and at Nx shows whether it grows with the corpus.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import socket
@@ -45,7 +53,9 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "multihop-rag" / "corpus.json"
 SAMPLE_CORPUS = REPO / "mhgraph" / "data" / "sample" / "corpus.json"
 RESULTS = REPO / "bench" / "results"
-SIDES = ("mhgraph", "neo4j-graphrag")
+GRAPHRAG = "neo4j-graphrag"
+DEFAULT_SIDES = ("mhgraph", "mhgraph::overlap", "mhgraph:all-MiniLM-L6-v2+int8", "mhgraph:bge-small-en-v1.5+int8",
+                 "mhgraph:bge-small-en-v1.5", GRAPHRAG)
 GRAPHRAG_VECTOR_INDEX = "graphrag_chunk_embedding"
 
 
@@ -79,27 +89,44 @@ def articles_of(path: Path) -> list[Any]:
 
 
 # -- the two sides (each runs in a child process) ------------------------------------------------
+def parse_side(side: str) -> tuple[str, str | None, bool]:
+    """'mhgraph[:MODEL][:overlap]' or 'neo4j-graphrag' -> (pipeline, model or None, overlap)."""
+    if side == GRAPHRAG:
+        return GRAPHRAG, None, False
+    name, _, rest = side.partition(":")
+    model, _, mode = rest.partition(":")
+    if name != "mhgraph" or mode not in ("", "overlap"):
+        raise BenchError(f"unknown side {side!r}: use mhgraph[:MODEL][:overlap] or {GRAPHRAG}")
+    return "mhgraph", model or None, mode == "overlap"
+
+
 def side_mhgraph(settings: Any, corpus: Path, params: dict[str, Any]) -> dict[str, Any]:
+    from mhgraph.embeddings import load_embedder
     from mhgraph.graph.connection import connect
-    from mhgraph.ingest.embedder import SentenceEmbedder
     from mhgraph.ingest.pipeline import ingest_corpus
 
     started = time.perf_counter()
-    embedder = SentenceEmbedder(settings.embedding_model)
+    embedder = load_embedder(params.get("model") or settings.embedding_model, settings.cache_dir)
     load_s = time.perf_counter() - started
     rss_loaded = peak_rss_kib()
+    overlap = params.get("overlap", False)
     with connect(settings) as driver:
         started = time.perf_counter()
-        summary = ingest_corpus(corpus, settings, driver, embedder=embedder, progress=True)
+        summary = ingest_corpus(corpus, settings, driver, embedder=embedder, overlap=overlap, progress=True)
         ingest_s = time.perf_counter() - started
+    model = getattr(embedder, "model", None)
     return {
         "documents": summary.documents, "chunks": summary.chunks, "model_load_s": load_s,
-        "ingest_s": ingest_s, "rss_after_model_load_kib": rss_loaded,
-        "device": str(embedder.model.device), "max_seq_length": embedder.max_seq_length,
+        "ingest_s": ingest_s, "rss_after_model_load_kib": rss_loaded, "embedding_model": embedder.model_name,
+        "runtime": f"sentence-transformers (torch {model.device})" if model is not None
+                   else "ONNX Runtime (CPUExecutionProvider)",
+        "device": str(model.device) if model is not None else "cpu", "max_seq_length": embedder.max_seq_length,
+        "phases_s": {"embed": round(summary.embed_seconds, 3), "write": round(summary.write_seconds, 3)},
         "chunking": {"splitter": "mhgraph.ingest.chunking.TokenChunker", "unit": "tokens",
                      "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap},
-        "embedding": "streamed: each batch of 32 documents embedded (SentenceEmbedder.embed_documents, encode "
-                     "batch 64), then written, before the next",
+        "embedding": "streamed: each batch of 32 documents embedded (embed_documents, encode batch 32), then "
+                     + ("written in a second thread while the next batch is embedded" if overlap
+                        else "written before the next batch is embedded (sequential)"),
         "writer": "mhgraph GraphWriter: UNWIND batches of 32 documents per transaction",
         "schema": f"{schema_summary()}, vector index chunk_embedding (with filter properties on 2026.01+), "
                   "fulltext index chunk_text",
@@ -158,7 +185,7 @@ def side_graphrag(settings: Any, corpus: Path, params: dict[str, Any]) -> dict[s
     from tqdm import tqdm
 
     from mhgraph.graph.connection import connect
-    from mhgraph.ingest.embedder import SentenceEmbedder
+    from mhgraph.embeddings.sentence import SentenceEmbedder
 
     started = time.perf_counter()
     embedder = SentenceEmbedder(settings.embedding_model)
@@ -227,6 +254,7 @@ def side_graphrag(settings: Any, corpus: Path, params: dict[str, Any]) -> dict[s
                      "approximates_tokens": [settings.chunk_size, settings.chunk_overlap],
                      "chars_per_token": params["chars_per_token"]},
         "embedding": "TextChunkEmbedder: one embed_query (one encode call) per chunk",
+        "embedding_model": settings.embedding_model, "runtime": f"sentence-transformers (torch {embedder.model.device})",
         "writer": writer_desc,
         "schema": f"vector index {GRAPHRAG_VECTOR_INDEX} (neo4j_graphrag.indexes.create_vector_index), "
                   "Neo4jWriter's own range index __entity__tmp_internal_id",
@@ -299,21 +327,41 @@ def corpus_label(path: Path, description: str | None = None) -> str:
         return "mhgraph bundled sample corpus (mhgraph/data/sample/corpus.json)"
     if path.resolve() == DEFAULT_CORPUS.resolve():
         return "MultiHop-RAG corpus"
+    if (copies := re.fullmatch(r"(.+)-x(\d+)", path.parent.name)) and path.name == "corpus.json":
+        return f"{copies[2]} retitled copies of the {copies[1]} corpus (bench/ingest.py --copies)"
     return f"user-supplied corpus ({path.name})"
 
 
-def default_out(corpus: Path) -> Path:
+def default_out(corpus: Path, copies: int = 1) -> Path:
+    times = f"-x{copies}" if copies > 1 else ""
     if corpus.resolve() == DEFAULT_CORPUS.resolve():
-        return RESULTS / "ingest.json"
+        return RESULTS / f"ingest{times}.json"
     if corpus.resolve() == SAMPLE_CORPUS.resolve():
-        return RESULTS / "ingest-sample.json"
-    return RESULTS / f"ingest-{corpus.stem}.json"
+        return RESULTS / f"ingest-sample{times}.json"
+    return RESULTS / f"ingest-{corpus.stem}{times}.json"
+
+
+def copies_of(corpus: Path, copies: int, tmp: Path) -> Path:
+    """A JSON corpus of `copies` copies of `corpus`'s articles, each copy retitled (new documents)."""
+    try:
+        articles = json.loads(corpus.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise BenchError(f"{corpus}: --copies needs a JSON corpus (a list of articles): {exc}") from exc
+    if not isinstance(articles, list) or not all(isinstance(a, dict) for a in articles):
+        raise BenchError(f"{corpus}: --copies needs a JSON corpus (a list of articles)")
+    out = tmp / f"{corpus.parent.name}-x{copies}" / "corpus.json"
+    out.parent.mkdir(parents=True)
+    out.write_text(json.dumps([{**a, "title": f"{a.get('title') or ''} (copy {k})"}
+                               for k in range(1, copies + 1) for a in articles]), encoding="utf-8")
+    return out
 
 
 def run_side(side: str, flags: dict[str, Any], corpus: Path, params: dict[str, Any], tmp: Path) -> dict[str, Any]:
-    job, result = tmp / f"{side}.job.json", tmp / f"{side}.result.json"
-    job.write_text(json.dumps({"side": side, "flags": flags, "corpus": str(corpus), "params": params,
-                               "result": str(result)}))
+    pipeline, model, overlap = parse_side(side)
+    job, result = tmp / "side.job.json", tmp / "side.result.json"
+    result.unlink(missing_ok=True)
+    job.write_text(json.dumps({"side": pipeline, "flags": flags, "corpus": str(corpus),
+                               "params": {**params, "model": model, "overlap": overlap}, "result": str(result)}))
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONWARNINGS": "ignore::DeprecationWarning"}
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-job", str(job)], env=env)
     if proc.returncode != 0 or not result.is_file():
@@ -322,13 +370,15 @@ def run_side(side: str, flags: dict[str, Any], corpus: Path, params: dict[str, A
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["| pipeline | documents | chunks | chunk size / overlap | model load s | ingest s | chunks/s | peak RSS MiB |",
-             "|---|---:|---:|---|---:|---:|---:|---:|"]
+    lines = ["| side | embedding model | documents | chunks | chunk size / overlap | model load s | ingest s | "
+             "chunks/s | x neo4j-graphrag | peak RSS MiB |",
+             "|---|---|---:|---:|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         c = r["chunking"]
-        lines.append(f"| {r['pipeline']} | {r['documents']} | {r['chunks']} | {c['chunk_size']}/{c['chunk_overlap']} "
-                     f"{c['unit']} | {r['model_load_s']:.1f} | {r['ingest_s']:.1f} | {r['chunks_per_s']:.1f} | "
-                     f"{r['peak_rss_mib']:.0f} |")
+        ratio = r.get("speedup_vs_neo4j_graphrag")
+        lines.append(f"| {r['side']} | {r['embedding_model']} | {r['documents']} | {r['chunks']} | "
+                     f"{c['chunk_size']}/{c['chunk_overlap']} {c['unit']} | {r['model_load_s']:.1f} | {r['ingest_s']:.1f} | "
+                     f"{r['chunks_per_s']:.1f} | {f'{ratio:.2f}' if ratio else '-'} | {r['peak_rss_mib']:.0f} |")
     return "\n".join(lines)
 
 
@@ -338,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"corpus file (default: {rel(DEFAULT_CORPUS)})")
     parser.add_argument("--out", type=Path, help="result JSON (default: bench/results/ingest.json for the "
                         "default corpus, bench/results/ingest-<name>.json otherwise)")
+    parser.add_argument("--sides", nargs="+", default=list(DEFAULT_SIDES), metavar="SIDE",
+                        help="mhgraph[:MODEL][:overlap] and/or neo4j-graphrag (default: %(default)s)")
+    parser.add_argument("--copies", type=int, default=1, help="ingest this many retitled copies of the corpus")
     parser.add_argument("--corpus-description", help="what the corpus is, for the report (e.g. how it was generated)")
     parser.add_argument("--bolt-port", type=int, default=27687, help="Bolt port of the bench's own server")
     parser.add_argument("--http-port", type=int, default=27474, help="HTTP port of the bench's own server")
@@ -367,13 +420,19 @@ def bench(args: argparse.Namespace) -> int:
     if not corpus.is_file():
         hint = " (the MultiHop-RAG corpus is not there)" if corpus == DEFAULT_CORPUS else ""
         raise BenchError(f"corpus not found: {corpus}{hint}; pass --corpus PATH, e.g. --corpus {rel(SAMPLE_CORPUS)}")
-    out = args.out or default_out(corpus)
+    out = args.out or default_out(corpus, args.copies)
     env_uri = os.environ.get("NEO4J_URI")
     if env_uri and not args.wipe:
         raise BenchError(f"NEO4J_URI is set ({env_uri}): the bench empties that database before each side "
                          "(all nodes, constraints and indexes); pass --wipe to confirm, or unset NEO4J_URI")
+    for side in args.sides:
+        parse_side(side)
+    if args.copies < 1:
+        raise BenchError("--copies must be at least 1")
     tmp = Path(tempfile.mkdtemp(prefix="mhgraph-bench-"))
     try:
+        if args.copies > 1:
+            corpus = copies_of(corpus, args.copies, tmp)
         return run_bench(args, corpus, out, env_uri, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -385,7 +444,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
     from mhgraph.config import load_settings
     from mhgraph.graph.capabilities import detect
     from mhgraph.graph.connection import connect
-    from mhgraph.ingest.embedder import resolve_model
+    from mhgraph.embeddings.sentence import resolve_model
 
     flags: dict[str, Any] = {} if env_uri else {"home": str(tmp / "neo4j"), "bolt_port": args.bolt_port,
                                                  "http_port": args.http_port}
@@ -428,7 +487,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
               f"documents, {n_tokens} tokens, {cpt} chars/token", file=sys.stderr)
 
         rows = []
-        for side in SIDES:
+        for side in args.sides:
             with connect(settings) as driver:
                 wipe(driver, database)
             print(f"--- {side} (database emptied)", file=sys.stderr)
@@ -439,12 +498,12 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
                 facts = graph_facts(driver, database, tokenizer)
             lengths = facts.pop("_lengths")
             row = {
-                "pipeline": side, "documents": r["documents"], "chunks": r["chunks"],
+                "side": side, "pipeline": parse_side(side)[0], "documents": r["documents"], "chunks": r["chunks"],
                 "model_load_s": round(r["model_load_s"], 2), "ingest_s": round(r["ingest_s"], 2),
                 "chunks_per_s": round(r["chunks"] / r["ingest_s"], 1) if r["ingest_s"] else None,
                 "peak_rss_mib": mib(r["peak_rss_kib"]),
                 "rss_after_model_load_mib": mib(r["rss_after_model_load_kib"]),
-                "embedding_model": settings.embedding_model, "embedding_device": r["device"],
+                "embedding_model": r["embedding_model"], "runtime": r["runtime"], "embedding_device": r["device"],
                 "torch_threads": r["torch_threads"],
                 "load_average_1min": {"before": round(load_before, 2), "after": round(load_after, 2)},
                 "chunking": r["chunking"], "embedding": r["embedding"], "writer": r["writer"], "schema": r["schema"],
@@ -457,6 +516,10 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
             row["graph_after"]["model_max_seq_length"] = window
             row["graph_after"]["chunks_truncated_by_model"] = sum(1 for n in lengths if n + 2 > window)
             rows.append(row)
+        graphrag = next((r for r in rows if r["pipeline"] == GRAPHRAG), None)
+        for r in rows:
+            if graphrag and r is not graphrag and r["ingest_s"]:
+                r["speedup_vs_neo4j_graphrag"] = round(graphrag["ingest_s"] / r["ingest_s"], 2)
     finally:
         if server is not None and started_here:
             server.stop()
@@ -483,7 +546,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
                             else f"NEO4J_URI ({env_uri})"},
         "machine": machine(),
         "software": versions(),
-        "method": ("one run per side, in order " + ", ".join(SIDES) + "; database emptied (nodes, constraints, "
+        "method": ("one run per side, in order " + ", ".join(args.sides) + "; database emptied (nodes, constraints, "
                    "indexes) before each; each side in its own child process; model_load_s is loading "
                    "SentenceEmbedder, ingest_s is everything after (reading the corpus, chunking, schema, "
                    "embedding, writing); chunks_per_s = chunks / ingest_s; peak RSS is the child's ru_maxrss; "

@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "benchmark": "embedders", "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": f"python bench/embedders.py --chunks {args.chunks} --repeats {args.repeats}",
-        "texts": f"the first {len(texts)} chunks (256/32-token windows) of {CORPUS.relative_to(REPO.parent)}",
+        "texts": f"the first {len(texts)} chunks (256/32-token windows) of ../{CORPUS.relative_to(REPO.parent)}",
         "method": "best of --repeats timed passes after a warm-up; cosine to the same model's fp32 output "
                   "(torch, 2 threads, batch 16 for MiniLM; ONNX Runtime fp32 for bge)",
         "machine": info, "software": {**versions(), **package_versions("onnxruntime", "openvino", "onnx")},

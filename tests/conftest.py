@@ -92,6 +92,7 @@ def cli_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def run_cli(settings: Settings, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mhgraph.cli", *args], env=cli_env(settings),
+def run_cli(settings: Settings, *args: str, timeout: float = 600,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mhgraph.cli", *args], env={**cli_env(settings), **(env or {})},
                           capture_output=True, text=True, timeout=timeout)

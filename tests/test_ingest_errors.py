@@ -123,9 +123,13 @@ def test_query_with_another_embedding_model_is_refused(empty_graph, settings) ->
     model_path = resolve_model("all-MiniLM-L6-v2")  # the same weights under another name
     ingested = run_cli(settings, "ingest", str(SAMPLE / "corpus.json"), "--model", model_path, "--no-progress")
     assert ingested.returncode == 0, ingested.stderr
-    result = run_cli(settings, "query", "Who bought Ferreira?")
+    result = run_cli(settings, "query", "Who bought Ferreira?", "--model", "all-MiniLM-L6-v2")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"error: the chunks of corpus 'sample' were embedded with {model_path}, not all-MiniLM-L6-v2: "
-        f"pass --model {model_path} (or set MHGRAPH_EMBEDDING_MODEL)"]
+        f"pass --model {model_path} (or leave the model unset to use the corpus's own)"]
+    env_set = run_cli(settings, "query", "Who bought Ferreira?", env={"MHGRAPH_EMBEDDING_MODEL": "all-MiniLM-L6-v2"})
+    assert env_set.returncode == 1 and "not all-MiniLM-L6-v2" in env_set.stderr
+    # unset, the corpus's own model is used
+    assert run_cli(settings, "query", "Who bought Ferreira?").returncode == 0
     assert run_cli(settings, "query", "Who bought Ferreira?", "--model", model_path).returncode == 0

@@ -539,7 +539,8 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
                                                f"measured on this corpus ({n_chars} characters / {n_tokens} "
                                                f"tokens of {settings.embedding_model}'s tokenizer, no special tokens)"),
         },
-        "embedding_model": settings.embedding_model,
+        "embedding_model": f"{settings.embedding_model} (neo4j-graphrag, and mhgraph sides that name none; "
+                           "each result names its own)",
         "neo4j": {"version": caps.version, "edition": caps.edition,
                   "server": "private local server started by the bench (mhgraph.server.LocalNeo4j, heap "
                             f"{settings.heap_size}, pagecache {settings.pagecache_size})" if started_here
@@ -548,7 +549,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
         "software": versions(),
         "method": ("one run per side, in order " + ", ".join(args.sides) + "; database emptied (nodes, constraints, "
                    "indexes) before each; each side in its own child process; model_load_s is loading "
-                   "SentenceEmbedder, ingest_s is everything after (reading the corpus, chunking, schema, "
+                   "the side's embedder, ingest_s is everything after (reading the corpus, chunking, schema, "
                    "embedding, writing); chunks_per_s = chunks / ingest_s; peak RSS is the child's ru_maxrss; "
                    "load_average_1min shows how busy the machine was (other work shares its cores)"),
         "results": rows,

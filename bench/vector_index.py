@@ -131,7 +131,7 @@ def main() -> None:
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.graph.schema import VECTOR_INDEX, create_chunk_vector_index, ensure_vector_index, index_info
-    from mhgraph.embeddings.sentence import SentenceEmbedder
+    from mhgraph.retrieval import question_embedder
 
     settings = load_settings()
     db = settings.neo4j_database
@@ -153,9 +153,9 @@ def main() -> None:
     everything = np.arange(len(ids))
     print(f"{len(ids)} chunks, {len(by_source)} sources", file=sys.stderr)
 
-    embedder = SentenceEmbedder(settings.embedding_model)
+    embedder = question_embedder(driver, settings, corpus)   # the corpus's model, its query instruction
     queries = queries_from(args, [r["text"] for r in rows], sources)
-    vectors = embedder.embed_documents([q for q, _ in queries])
+    vectors = embedder.embed_queries([q for q, _ in queries])
     exact = matrix @ vectors.T  # chunks x queries
     plain, filtered = cypher.load("retrieval/vector_search"), cypher.load("retrieval/vector_search_sources")
 

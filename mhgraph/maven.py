@@ -72,7 +72,7 @@ def mvn(workdir: Path, *goals: str) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise MhgraphError(
-            "Maven ('mvn') is needed to fetch Neo4j's jars: install it, or set MHGRAPH_MAVEN_REPOSITORY "
+            "Maven ('mvn') is needed to fetch artifacts from Maven Central: install it, or set MHGRAPH_MAVEN_REPOSITORY "
             "to the base URL of a Maven repository that mirrors Maven Central"
         )
     proc = subprocess.run([mvn, "-B", "-q", *goals], cwd=workdir, capture_output=True, text=True)

@@ -13,6 +13,7 @@ import pytest
 from mhgraph.embeddings import load_embedder
 from mhgraph.embeddings.packaged import PACKAGED_ONNX_MODELS, PackagedOnnxModel, model_files
 from mhgraph.errors import MhgraphError
+from mhgraph.eval.runner import EvalOptions, evaluate
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.maven import Artifact
 from mhgraph.retrieval import build_retriever
@@ -27,17 +28,20 @@ PASSAGES = [
 
 
 @pytest.fixture(scope="module")
-def bge():
-    return load_embedder(BGE)   # the user cache, as a user gets it: fetched once, then reused
+def bge(settings):
+    return load_embedder(BGE, settings.cache_dir)   # the configured cache: fetched once, then reused
 
 
-def test_bge_is_fetched_verified_and_unpacked(bge, tmp_path: Path) -> None:
+def test_bge_is_fetched_verified_and_unpacked(tmp_path: Path) -> None:
     model = PACKAGED_ONNX_MODELS[BGE]
-    onnx_file, tokenizer_file = model_files(model, Path(bge.tokenizer_file).parents[2])
-    assert onnx_file.stat().st_size > 30_000_000 and tokenizer_file.name.endswith("tokenizer.json")
-    assert bge.model_name == BGE and bge.dimensions == 384 and bge.max_seq_length == 512
-    # the jar is removed once its two files are out
-    assert not list((onnx_file.parents[1] / "jars").glob("*.jar"))
+    onnx_file, tokenizer_file = model_files(model, tmp_path)   # an empty cache: fetched from Maven now
+    assert onnx_file.parent == tmp_path / "models" / BGE / model.artifact.sha256[:16]
+    assert sorted(p.name for p in onnx_file.parent.iterdir()) == sorted([model.model_member, model.tokenizer_member])
+    assert onnx_file.stat().st_size > 30_000_000
+    assert (tmp_path / "models" / "jars").is_dir() and not list((tmp_path / "models" / "jars").iterdir())
+    assert model_files(model, tmp_path) == (onnx_file, tokenizer_file)   # now served from the cache
+    embedder = load_embedder("BAAI/bge-small-en-v1.5+int8", tmp_path)   # the hub name is an alias
+    assert embedder.model_name == BGE and embedder.dimensions == 384 and embedder.max_seq_length == 512
 
 
 def test_bge_embeds_unit_vectors_with_the_query_instruction(bge) -> None:
@@ -78,7 +82,8 @@ def test_a_jar_with_the_wrong_checksum_is_refused(tmp_path: Path, monkeypatch: p
     assert not list((cache / "models").rglob("*.jar"))
 
 
-def test_query_and_eval_use_the_model_the_corpus_was_ingested_with(empty_graph, settings, bge, embedder) -> None:
+def test_query_and_eval_use_the_model_the_corpus_was_ingested_with(empty_graph, settings, bge, embedder,
+                                                                  tmp_path: Path) -> None:
     ingest_corpus(SAMPLE / "corpus.json", replace(settings, corpus="sample-bge"), empty_graph, embedder=bge,
                   progress=False)
     ingest_corpus(SAMPLE / "corpus.json", replace(settings, corpus="sample-minilm"), empty_graph,
@@ -101,6 +106,16 @@ def test_query_and_eval_use_the_model_the_corpus_was_ingested_with(empty_graph, 
     with pytest.raises(MhgraphError, match=r"corpus 'sample-bge' were embedded with bge-small-en-v1.5\+int8, "
                                            r"not all-MiniLM-L6-v2"):
         build_retriever("vector", empty_graph, explicit, corpus="sample-bge")
+    with pytest.raises(MhgraphError, match=r"not all-MiniLM-L6-v2"):   # so must a caller's embedder
+        build_retriever("vector", empty_graph, settings, embedder=embedder, corpus="sample-bge")
+    alias = replace(settings, embedding_model="BAAI/bge-small-en-v1.5+int8")
+    assert build_retriever("vector", empty_graph, alias, corpus="sample-bge").embedder.model_name == BGE
+
+    run = evaluate(replace(settings, corpus="sample-bge"), empty_graph,
+                   EvalOptions(method="vector", questions_path=SAMPLE / "questions.json", runs_dir=tmp_path,
+                               trace=False, progress=False))
+    assert run.summary["embedding_model"] == BGE and run.summary["corpus"] == "sample-bge"
+    assert run.summary["overall"]["ranking"]["hits@10"] > 0.5
     done = run_cli(settings, "query", "--corpus", "sample-bge", "Atlas Home robot recall battery fire")
     assert done.returncode == 0, done.stderr
     assert "recall" in done.stdout.lower()

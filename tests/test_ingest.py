@@ -7,6 +7,7 @@ from dataclasses import replace
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -221,9 +222,10 @@ class _WatchingEmbedder:
     """The real embedder, recording at each call how many chunks it embeds and how many Documents
     the graph already holds."""
 
-    def __init__(self, inner, driver, database: str) -> None:
+    def __init__(self, inner, driver, database: str, started: list | None = None) -> None:
         self.inner, self.driver, self.database = inner, driver, database
         self.calls: list[tuple[int, int]] = []
+        self.started = started or []   # threading.Events, set as each call starts
 
     def __getattr__(self, name: str):
         return getattr(self.inner, name)
@@ -231,6 +233,8 @@ class _WatchingEmbedder:
     def embed_documents(self, texts):
         stored = self.driver.execute_query("RETURN COUNT{(:Document)} AS n", database_=self.database).records[0]["n"]
         self.calls.append((len(texts), stored))
+        if len(self.calls) <= len(self.started):
+            self.started[len(self.calls) - 1].set()
         return self.inner.embed_documents(texts)
 
 
@@ -253,14 +257,29 @@ def test_ingest_writes_each_batch_before_embedding_the_next(empty_graph, setting
     assert summary.written == 18 and summary.written_chunks == sum(per_doc) == summary.chunks
 
 
-def test_overlapped_ingest_has_at_most_one_batch_in_flight(empty_graph, settings, embedder) -> None:
-    """Streaming with overlapped writes: while batch k is embedded, batch k-1 may still be being
-    written, but every batch before it is stored: at most two batches' vectors in memory."""
-    watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database)
+def test_overlapped_ingest_writes_while_the_next_batch_embeds(empty_graph, settings, embedder,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """--overlap-writes: batch k is written while batch k+1 is embedded (each write waits until the
+    next embedding has started, which the sequential path would never do), yet every batch before
+    k is stored by then: at most two batches' vectors in memory."""
+    from mhgraph.ingest.writer import GraphWriter
+
+    started = [threading.Event() for _ in range(4)]
+    watching = _WatchingEmbedder(embedder, empty_graph, settings.neo4j_database, started=started)
+    write, writes = GraphWriter.write, []
+
+    def write_after_next_embedding_starts(self, batch):
+        k = len(writes)
+        writes.append(k)
+        if k + 1 < len(started):
+            assert started[k + 1].wait(timeout=60), f"batch {k + 1} was not being embedded while batch {k} was written"
+        write(self, batch)
+
+    monkeypatch.setattr(GraphWriter, "write", write_after_next_embedding_starts)
     summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, overlap=True,
                             progress=False)
     stored = [n for _, n in watching.calls]
-    assert len(stored) == 4
+    assert writes == [0, 1, 2, 3] and len(stored) == 4
     assert all(max(0, 5 * (k - 1)) <= n <= 5 * k for k, n in enumerate(stored)), stored
     assert summary.written == 18 and summary.written_chunks == summary.chunks == sum(_batches_per_doc(embedder))
     assert summary.embed_seconds > 0 and summary.write_seconds > 0

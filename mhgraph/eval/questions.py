@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Collection
 
 from mhgraph.errors import InputError, MhgraphError
-from mhgraph.ingest.corpus import json_records, parse_datetime, read_text
+from mhgraph.ingest.corpus import json_records, parse_datetime
 
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query", "null_query")
 NULL_TYPE = "null_query"
@@ -84,9 +84,7 @@ def load_questions(
         raise MhgraphError(f"limit must be >= 0, got {limit}")
     if not path.is_file():
         raise InputError(path, "", MISSING_HINT)
-    text = read_text(path)
-    questions = [_question(path, record, line, value)
-                 for record, line, value in json_records(path, text, "questions")]
+    questions = [_question(path, record, line, value) for record, line, value in json_records(path, "questions")]
     if types is not None:
         questions = [q for q in questions if q.question_type in types]
     return questions if limit is None else questions[:limit]

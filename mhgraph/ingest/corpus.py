@@ -1,7 +1,8 @@
 """Read a corpus: the MultiHop-RAG JSON article list, or the flat `Title:`/`Passage:` text form.
 
-Everything is parsed and validated before anything is written, so bad input changes nothing in
-the graph. Errors name the file and the line (and record, for JSON).
+Files are parsed as they are read (a corpus ten times larger needs no more memory); ingest checks
+the whole file in a first pass before it writes anything, so bad input changes nothing in the
+graph. Errors name the file and the line (and record, for JSON).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from mhgraph.errors import InputError
+from mhgraph.ingest.textfile import TextWindow
 
 Format = Literal["json", "flat"]
 SEPARATOR = "<endofpassage>"
@@ -60,31 +62,45 @@ def parse_datetime(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, "", f"cannot read file: {exc.strerror or exc}") from exc
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InputError(path, f"{line}", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); convert the file to UTF-8") from exc
+@dataclass(frozen=True)
+class CorpusFile:
+    """A corpus file and its format. Its entries are parsed as the file is read, never all held:
+    `check()` validates the whole file (a first pass, before anything is written), `articles()`
+    reads it again for the pass that writes."""
+
+    path: Path
+    format: Format
+
+    def entries(self) -> Iterator[Article | None]:
+        """Each entry in file order; None for one with an empty body."""
+        return _json_articles(self.path) if self.format == "json" else _flat_articles(self.path)
+
+    def articles(self) -> Iterator[Article]:
+        return (article for article in self.entries() if article is not None)
+
+    def check(self) -> tuple[int, int]:
+        """Validate every entry (raising InputError at the first bad one): (articles, empty entries)."""
+        articles = empty = 0
+        for article in self.entries():
+            articles += article is not None
+            empty += article is None
+        return articles, empty
 
 
-def detect_format(path: Path, text: str) -> Format:
-    if path.suffix.lower() == ".json" or text.lstrip().startswith("["):
-        return "json"
-    return "flat"
+def open_corpus(path: Path | str, fmt: Format | None = None) -> CorpusFile:
+    """The corpus file at `path`, its format detected unless given (a .json name or a leading '[')."""
+    path = Path(path)
+    with TextWindow(path) as window:  # raises InputError for a file that cannot be read
+        window.skip_whitespace()
+        first = window.peek()
+    return CorpusFile(path, fmt or ("json" if path.suffix.lower() == ".json" or first == "[" else "flat"))
 
 
 def read_corpus(path: Path | str, fmt: Format | None = None) -> Corpus:
-    path = Path(path)
-    text = read_text(path)
-    fmt = fmt or detect_format(path, text)
-    corpus = Corpus(path=path, format=fmt)
-    entries = _json_articles(path, text) if fmt == "json" else _flat_articles(path, text)
-    for article in entries:
+    """The whole corpus in memory (for tests and benchmarks; ingest streams it instead)."""
+    file = open_corpus(path, fmt)
+    corpus = Corpus(path=file.path, format=file.format)
+    for article in file.entries():
         if article is None:
             corpus.skipped_empty += 1
         else:
@@ -96,15 +112,20 @@ def read_corpus(path: Path | str, fmt: Format | None = None) -> Corpus:
 _SEPARATOR = re.compile(re.escape(SEPARATOR), re.IGNORECASE)
 
 
-def _flat_articles(path: Path, text: str) -> Iterator[Article | None]:
+def _flat_articles(path: Path) -> Iterator[Article | None]:
     # The sentinel may share a line with text on either side; entries are what lies between.
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    pos = 0
-    for match in [*_SEPARATOR.finditer(text), None]:
-        end = match.start() if match else len(text)
-        if text[pos:end].strip():
-            yield _flat_entry(path, text[pos:end].split("\n"), line_of(text, pos))
-        pos = match.end() if match else end
+    with TextWindow(path, universal_newlines=True) as window:
+        while True:
+            match = _SEPARATOR.search(window.text, window.pos)
+            while match is None and window.fill():
+                match = _SEPARATOR.search(window.text, window.pos)
+            end = match.start() if match else len(window.text)
+            if window.text[window.pos:end].strip():
+                yield _flat_entry(path, window.text[window.pos:end].split("\n"), window.line(window.pos))
+            if match is None:
+                return
+            window.pos = match.end()
+            window.consume()
 
 
 def _flat_entry(path: Path, entry: list[str], first_line: int) -> Article | None:
@@ -134,46 +155,58 @@ def _flat_entry(path: Path, entry: list[str], first_line: int) -> Article | None
 
 
 # -- JSON -----------------------------------------------------------------------------------
-def line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def json_records(path: Path, text: str, what: str = "articles") -> Iterator[tuple[int, int, object]]:
-    """Yield (record number, line, value) of the top-level array of `what`, keeping positions for errors."""
+def json_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int, object]]:
+    """Yield (record number, line, value) of the top-level array of `what`, reading the file as it goes."""
     decoder = json.JSONDecoder()
-    try:
-        pos = len(text) - len(text.lstrip())
-        if not text[pos:pos + 1] == "[":
-            raise InputError(path, f"{line_of(text, pos)}", f"expected a JSON list of {what}")
-        pos += 1
-        record, line, counted = 0, 1, 0
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n":
-                pos += 1
-            if text[pos:pos + 1] == "]":
-                if rest := text[pos + 1:].strip():
-                    at = pos + 1 + text[pos + 1:].index(rest[0])
-                    raise InputError(path, f"{line_of(text, at)}", f"unexpected text after the JSON list: {rest[:20]!r}")
-                return
-            if record and text[pos:pos + 1] == ",":
-                pos += 1
-                while pos < len(text) and text[pos] in " \t\r\n":
-                    pos += 1
-            elif record:
-                raise json.JSONDecodeError("expected ',' or ']'", text, pos)
-            value, end = decoder.raw_decode(text, pos)
-            record += 1
-            # counted on from the previous record: line_of from the start each time is quadratic
-            line += text.count("\n", counted, pos)
-            counted = pos
-            yield record, line, value
-            pos = end
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"{exc.lineno}", f"invalid JSON: {exc.msg} (column {exc.colno})") from exc
+    with TextWindow(path) as window:
+        try:
+            window.skip_whitespace()
+            if window.peek() != "[":
+                raise InputError(path, f"{window.line(window.pos)}", f"expected a JSON list of {what}")
+            window.pos += 1
+            record = 0
+            while True:
+                window.skip_whitespace()
+                if window.peek() == "]":
+                    window.pos += 1
+                    window.skip_whitespace()
+                    if window.peek():
+                        window.ensure(64)
+                        rest = window.text[window.pos:window.pos + 64].rstrip()[:20]
+                        raise InputError(path, f"{window.line(window.pos)}",
+                                         f"unexpected text after the JSON list: {rest!r}")
+                    return
+                if record:
+                    if window.peek() != ",":
+                        raise json.JSONDecodeError("expected ',' or ']'", window.text, window.pos)
+                    window.pos += 1
+                    window.skip_whitespace()
+                value, end = _decode_next(decoder, window)
+                record += 1
+                yield record, window.line(window.pos), value
+                window.pos = end
+                window.consume()
+        except json.JSONDecodeError as exc:
+            line, column = window.location(exc.pos)
+            raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})") from exc
 
 
-def _json_articles(path: Path, text: str) -> Iterator[Article | None]:
-    for record, line, value in json_records(path, text):
+def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object, int]:
+    """The JSON value at window.pos, decoding more of the file while it may continue past the window
+    (a value that ends exactly at the window's end, like a number, may be cut short)."""
+    while True:
+        try:
+            value, end = decoder.raw_decode(window.text, window.pos)
+        except json.JSONDecodeError:
+            if window.fill():
+                continue
+            raise
+        if end < len(window.text) or not window.fill():
+            return value, end
+
+
+def _json_articles(path: Path) -> Iterator[Article | None]:
+    for record, line, value in json_records(path):
         where = f"{line} (record {record})"
         if not isinstance(value, dict):
             raise InputError(path, where, f"expected an article object, got {type(value).__name__}")

@@ -7,8 +7,10 @@ import re
 import time
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from neo4j import Driver
 from tqdm import tqdm
@@ -20,7 +22,7 @@ from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
 from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError, MhgraphError
-from mhgraph.ingest.corpus import Article, Corpus, Format, read_corpus
+from mhgraph.ingest.corpus import Article, Format, open_corpus
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 
 
@@ -113,23 +115,47 @@ def fingerprint(document_id: str, model: str, chunk_ids: list[str]) -> str:
     return hashlib.sha256("\x1f".join([document_id, model, *chunk_ids]).encode()).hexdigest()[:32]
 
 
-def prepare(corpus: Corpus, name: str, chunker: TokenChunker, model: str,
-            progress: bool) -> tuple[list[PreparedDocument], int]:
-    """Chunked documents of corpus `name`, and how many articles had no token at all (e.g. only
-    zero-width characters)."""
-    prepared, seen, tokenless = [], set(), 0
-    for article in tqdm(corpus.articles, desc="parse+chunk", unit="doc", disable=not progress):
+@dataclass
+class Tally:
+    """What a streaming ingest has seen so far, for its summary."""
+
+    documents: int = 0
+    chunks: int = 0
+    tokenless: int = 0      # articles with no token at all (e.g. only zero-width characters)
+    written: int = 0
+    written_chunks: int = 0
+    sources: set[str] = field(default_factory=set)
+    # the ids seen (about 100 bytes each, the only thing kept per article): the same article twice
+    # in one file is stored once
+    seen: set[str] = field(default_factory=set)
+
+
+def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model: str,
+            tally: Tally) -> list[PreparedDocument]:
+    """Chunked documents of corpus `name`, counted in `tally`."""
+    prepared = []
+    for article in articles:
         doc_id = document_id(name, article)
-        if doc_id in seen:  # the same article twice in one file is stored once
+        if doc_id in tally.seen:
             continue
-        seen.add(doc_id)
+        tally.seen.add(doc_id)
         spans = chunker.split(article.body)
         if not spans:
-            tokenless += 1
+            tally.tokenless += 1
             continue
         ids = [chunk_id(doc_id, s.start_char, s.end_char) for s in spans]
         prepared.append(PreparedDocument(doc_id, article, spans, ids, fingerprint(doc_id, model, ids)))
-    return prepared, tokenless
+        tally.documents += 1
+        tally.chunks += len(spans)
+        if article.source:
+            tally.sources.add(article.source)
+    return prepared
+
+
+def batched(items: Iterable[Article], size: int) -> Iterator[list[Article]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
 
 
 def ingest_corpus(
@@ -144,9 +170,12 @@ def ingest_corpus(
     progress: bool = True,
 ) -> IngestSummary:
     started = time.perf_counter()
-    corpus = read_corpus(path, fmt)  # raises InputError before anything is written
-    if not corpus.articles:
-        raise InputError(path, "", f"no articles to ingest ({corpus.skipped_empty} empty entries)")
+    corpus = open_corpus(path, fmt)
+    # A first pass validates the whole file, holding none of it: bad input raises InputError
+    # before anything is written. The second pass below reads it again, one batch at a time.
+    articles, empty = corpus.check()
+    if not articles:
+        raise InputError(path, "", f"no articles to ingest ({empty} empty entries)")
     name = resolve_corpus_name(settings, path, driver)  # may refuse the file: before loading the model
     loading = time.perf_counter()
     embedder = embedder or load_embedder(settings.embedding_model, settings.cache_dir)
@@ -156,59 +185,60 @@ def ingest_corpus(
                       f"({embedder.max_seq_length} tokens with its special tokens): chunk ends are not embedded",
                       stacklevel=2)
     chunker = TokenChunker(embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
-    documents, tokenless = prepare(corpus, name, chunker, embedder.model_name, progress)
 
     database = settings.neo4j_database
     ensure_schema(driver, database, embedder.dimensions, detect(driver, database), settings.vector_quantization)
     writer = GraphWriter(driver, database, name, embedder.model_name, settings.chunk_size, settings.chunk_overlap)
     writer.open_corpus(str(Path(path).resolve()))
-    stored = writer.fingerprints(d.id for d in documents)
-    todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
 
-    # Embed and write one batch of documents at a time: memory holds one batch's vectors however
-    # large the corpus, and an ingest killed at any point loses at most that batch (each batch is
-    # written in one transaction, and the fingerprints skip what is already stored). overlap=True
-    # writes a batch in a second thread while the next is embedded (two batches in memory, two
-    # lost to a kill): no gain with a local server on 2 cores, whose write work competes with the
-    # model for the same cores (bench/results/ingest.json); it can hide a remote server's latency.
-    written_chunks = sum(len(d.chunks) for d in todo)
+    # Parse, chunk, embed and write one batch of articles at a time: memory holds one batch's text
+    # and vectors however large the corpus, and an ingest killed at any point loses at most that
+    # batch (each batch is written in one transaction, and the fingerprints skip what is already
+    # stored). overlap=True writes a batch in a second thread while the next is embedded (two
+    # batches in memory, two lost to a kill): no gain with a local server on 2 cores, whose write
+    # work competes with the model for the same cores (bench/results/ingest.json); it can hide a
+    # remote server's latency.
+    tally = Tally()
     timings = {"embed": 0.0, "write": 0.0}
 
-    def write(batch: list[PreparedDocument]) -> int:
-        t0 = time.perf_counter()
-        writer.write(batch)
-        timings["write"] += time.perf_counter() - t0
-        for d in batch:
-            d.embeddings = None
-        return sum(len(d.chunks) for d in batch)
+    def write(batch: list[PreparedDocument], articles_read: int) -> int:
+        if batch:
+            t0 = time.perf_counter()
+            writer.write(batch)
+            timings["write"] += time.perf_counter() - t0
+        return articles_read
 
-    with tqdm(total=written_chunks, desc="embed+write", unit="chunk", disable=not progress) as bar, \
+    with tqdm(total=articles, desc="ingest", unit="doc", disable=not progress) as bar, \
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as pool:
         pending: Future[int] | None = None
-        for i in range(0, len(todo), batch_size):
-            batch = todo[i:i + batch_size]
-            t0 = time.perf_counter()
-            vectors = embedder.embed_documents([span.text for d in batch for span in d.chunks])
-            timings["embed"] += time.perf_counter() - t0
-            offset = 0
-            for d in batch:
-                d.embeddings = vectors[offset:offset + len(d.chunks)]
-                offset += len(d.chunks)
+        for batch in batched(corpus.articles(), batch_size):
+            documents = prepare(batch, name, chunker, embedder.model_name, tally)
+            stored = writer.fingerprints(d.id for d in documents)
+            todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
+            if todo:
+                t0 = time.perf_counter()
+                vectors = embedder.embed_documents([span.text for d in todo for span in d.chunks])
+                timings["embed"] += time.perf_counter() - t0
+                offset = 0
+                for d in todo:
+                    d.embeddings = vectors[offset:offset + len(d.chunks)]
+                    offset += len(d.chunks)
+                tally.written += len(todo)
+                tally.written_chunks += offset
             if pending is not None:
                 bar.update(pending.result())  # re-raises a failed write before more is embedded
-            pending = pool.submit(write, batch)
+            pending = pool.submit(write, todo, len(batch))
             if not overlap:
                 bar.update(pending.result())
                 pending = None
+            bar.set_postfix(chunks=tally.written_chunks, refresh=False)
         if pending is not None:
             bar.update(pending.result())
 
     return IngestSummary(
-        path=str(path), format=corpus.format, corpus=name, documents=len(documents),
-        chunks=sum(len(d.chunks) for d in documents),
-        sources=len({d.article.source for d in documents if d.article.source}),
-        skipped_empty=corpus.skipped_empty + tokenless, written=len(todo), written_chunks=written_chunks,
-        unchanged=len(documents) - len(todo),
+        path=str(path), format=corpus.format, corpus=name, documents=tally.documents, chunks=tally.chunks,
+        sources=len(tally.sources), skipped_empty=empty + tally.tokenless, written=tally.written,
+        written_chunks=tally.written_chunks, unchanged=tally.documents - tally.written,
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
         embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name, graph=writer.counts(),
     )

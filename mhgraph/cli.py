@@ -255,6 +255,59 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
             click.echo(f"     {snippet[:width]}{'...' if len(snippet) > width else ''}")
 
 
+def llm_options(command):
+    """The flags that choose the language model, shared by ask and eval."""
+    from mhgraph.config import LLM_BACKENDS
+
+    for option in reversed([
+        click.option("--llm-backend", type=click.Choice(LLM_BACKENDS),
+                     help="openai (OPENAI_BASE_URL, OPENAI_API_KEY), local (a GGUF in process), none (offline "
+                          "strategy); default auto: openai when an endpoint or key is set, else none."),
+        click.option("--llm-model", help="Model name (openai), or packaged model (local)."),
+        click.option("--no-cache", is_flag=True, help="Call the model even for a prompt it has answered before."),
+    ]):
+        command = option(command)
+    return command
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
+@click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1),
+              help="Chunks of the final ranking given to the model.")
+@click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
+@llm_options
+@click.pass_context
+def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,
+        llm_model: str | None, no_cache: bool) -> None:
+    """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
+    from mhgraph.answer import build_reader
+    from mhgraph.graph.connection import connect
+    from mhgraph.llm import load_llm
+    from mhgraph.retrieval import build_retriever
+
+    settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
+    reader = build_reader(load_llm(settings, cache=not no_cache))  # a model problem shows before retrieval
+    with connect(settings) as driver:
+        result = build_retriever(method, driver, settings).search(question, top_k=top_k)
+    chunks = result.final_ranking()[:top_k]
+    click.echo(f"[{reader.label}, {len(chunks)} chunks from {method}]", err=True)
+    answer = None
+    for piece in reader.stream(question, chunks):
+        if isinstance(piece, str):
+            click.echo(piece, nl=False)
+            sys.stdout.flush()
+        else:
+            answer = piece
+    click.echo()
+    if answer is None or answer.failed:
+        raise MhgraphError(f"no answer: {answer.failed if answer else 'the reader returned nothing'}")
+    if answer.citations:
+        click.echo("\nSources:")
+        for citation in answer.citations:
+            click.echo(f"  {citation.line()}")
+
+
 @cli.command("eval")
 @click.argument("runs", nargs=-1)
 @click.option("--method", "-m", help="Retrieval method to evaluate.")
@@ -276,11 +329,15 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--scoring", type=click.Choice(["ours", "official", "both"]), default="both", show_default=True,
               help="Scoring shown: ours, the official MultiHop-RAG rule (retrieval_evaluate.py), or both side by side.")
+@click.option("--answer", is_flag=True, help="Also answer each question from its evidence and score the answers.")
+@click.option("--answer-k", type=click.IntRange(min=1), help="Chunks given to the reader (default: --top-k).")
+@llm_options
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
              embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
-             scoring: str) -> None:
+             scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
+             no_cache: bool) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     from mhgraph.graph.connection import connect
 
@@ -307,7 +364,8 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
         return
     settings = settings_from(ctx, embedding_model=embedding_model,
-                             corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
+                             corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None), llm_backend=llm_backend,
+                             llm_model=llm_model)
     if list_runs or delete_run:
         from mhgraph.eval import traces
 
@@ -331,7 +389,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
         types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
         runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
-        scoring=scoring,
+        scoring=scoring, answer=answer, answer_k=answer_k, llm_cache=not no_cache,
     )
     with connect(settings) as driver:
         run = evaluate(settings, driver, options)

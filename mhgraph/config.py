@@ -34,6 +34,12 @@ ENV_VARS: dict[str, str] = {
     "openai_base_url": "OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "llm_model": "MHGRAPH_LLM_MODEL",
+    "llm_backend": "MHGRAPH_LLM_BACKEND",
+    "llm_model_path": "MHGRAPH_LLM_MODEL_PATH",
+    "llm_timeout": "MHGRAPH_LLM_TIMEOUT",
+    "llm_max_retries": "MHGRAPH_LLM_MAX_RETRIES",
+    "llm_context": "MHGRAPH_LLM_CONTEXT",
+    "llm_threads": "MHGRAPH_LLM_THREADS",
     "embedding_model": "MHGRAPH_EMBEDDING_MODEL",
     "chunk_size": "MHGRAPH_CHUNK_SIZE",
     "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
@@ -56,6 +62,7 @@ VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
 # How `hybrid` fuses its two normalised scores, as neo4j-graphrag's HybridRetriever does: the
 # larger of the two (naive), or alpha x vector + (1 - alpha) x fulltext (linear).
 HYBRID_RANKERS = ("naive", "linear")
+LLM_BACKENDS = ("auto", "openai", "local", "none")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
@@ -73,10 +80,19 @@ class Settings:
     # database, so corpora share it). Unset: ingest names it after the file, query/eval take the
     # graph's only corpus.
     corpus: str | None = None
-    # LLM endpoint (OpenAI-compatible); absent means LLM steps run their offline strategy.
+    # The language model of every LLM step (mhgraph/llm). llm_backend: openai (an OpenAI-compatible
+    # endpoint: openai_base_url, openai_api_key, llm_model), local (a GGUF run in process:
+    # llm_model_path, else the packaged model named by llm_model), none (each step's offline
+    # strategy), or auto: openai when an endpoint or key is set, else none.
+    llm_backend: str = "auto"
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     llm_model: str | None = None
+    llm_model_path: Path | None = None
+    llm_timeout: float = 120.0       # seconds per request (per read, while streaming)
+    llm_max_retries: int = 3         # connection errors, timeouts, 429 and 5xx, with backoff
+    llm_context: int = 8192          # local: context tokens (10 chunks of 256 tokens and the prompt fit)
+    llm_threads: int = 0             # local: 0 = every core
     # Ingest
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     chunk_size: int = 256
@@ -156,7 +172,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             return int(value)
         if ftype == "float":
             return float(value)
-        if ftype == "Path":
+        if ftype in ("Path", "Path | None"):
             return Path(str(value)).expanduser()
     except (TypeError, ValueError) as exc:
         raise MhgraphError(f"setting '{name}' from {origin}: expected {'an integer' if ftype == 'int' else 'a number'}, "
@@ -187,6 +203,8 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
             values[name], origins[name] = _coerce(name, file_values[name], str(path)), "file"
         else:
             origins[name] = "default"
+    if "llm_backend" in values:
+        values["llm_backend"] = values["llm_backend"].lower()
     if "vector_quantization" in values:
         values["vector_quantization"] = values["vector_quantization"].lower()
     settings = Settings(**values, origins=origins)
@@ -197,6 +215,9 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.vector_quantization not in VECTOR_QUANTIZATIONS:
         raise MhgraphError(f"setting 'vector_quantization' from {where('vector_quantization')}: expected one of "
                            f"{', '.join(VECTOR_QUANTIZATIONS)}, got {settings.vector_quantization!r}")
+    if settings.llm_backend not in LLM_BACKENDS:
+        raise MhgraphError(f"setting 'llm_backend' from {where('llm_backend')}: expected one of "
+                           f"{', '.join(LLM_BACKENDS)}, got {settings.llm_backend!r}")
     if settings.hybrid_ranker not in HYBRID_RANKERS:
         raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
                            f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")

@@ -120,7 +120,7 @@ def to_markdown(summary: Summary) -> str:
         f"Latency per question: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms.", "",
     ]
     if scoring == "official":  # ours is still computed (results.json, traces), but not shown
-        return "\n".join([*lines, *_official_section(summary, scoring), ""])
+        return "\n".join([*lines, *_official_section(summary, scoring), *_answers_section(summary), ""])
     lines += [
         "## Hop-conditioned precision / recall / F1", "",
         "Macro averages over the scored questions; D_r is the accumulated set after hop r "
@@ -142,9 +142,35 @@ def to_markdown(summary: Summary) -> str:
                        "evidence but no gold chunk"],
                       [[str(null["null_questions"]), f"{null['avg_returned']:.1f}", str(null["abstained"]),
                         str(null["unmatched"])]]), ""]
+    lines += _answers_section(summary)
     if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
         lines += ["## Gold evidence coverage", "", "\n".join(coverage["lines"]), ""]
     return "\n".join(lines)
+
+
+def _answers_section(summary: Summary) -> list[str]:
+    """Answer accuracy per type under both rules, abstention, failures and the model's cost."""
+    answers = summary.get("answers")
+    if not answers:
+        return []
+    rows = [[name, str(g["questions"]), _f(g["official"] or 0.0), _f(g["exact"] or 0.0), str(g["failed"])]
+            for name, g in {"all": answers["overall"], **answers["by_type"]}.items()]
+    abstention = answers["abstention"]
+    usage = answers.get("usage")
+    cost = (f"Model cost: {usage['calls']} calls ({usage['cache_hits']} answered from the cache), "
+            f"{usage['prompt_tokens']} prompt and {usage['completion_tokens']} completion tokens, "
+            f"{usage['seconds']:.1f} s in calls, {usage['failures']} failures." if usage
+            else "No language model: no model cost.")
+    null_share = abstention["abstained_on_null"]
+    wrong_share = abstention["wrongly_abstained"]
+    return ["## Answers", "",
+            f"Reader: **{answers['reader']}**, from the top {answers['evidence_k']} chunks of the final ranking. "
+            f"Rules: {answers['rule']}. Failed answers count as wrong.", "",
+            *_table(["group", "n", "accuracy (official)", "exact match", "failed"], rows), "",
+            f"Abstention: on {abstention['null_questions']} null questions, abstained on "
+            f"{_f(null_share) if null_share is not None else '-'}; on {abstention['answerable_questions']} "
+            f"answerable questions, wrongly abstained on {_f(wrong_share) if wrong_share is not None else '-'}.",
+            "", cost, ""]
 
 
 def _scoring(summary: Summary) -> str:

@@ -21,16 +21,19 @@ import neo4j
 from tqdm import tqdm
 
 from mhgraph import cypher
+from mhgraph.answer import Answer, build_reader
 from mhgraph.config import Settings
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
 from mhgraph.eval import official, traces
+from mhgraph.eval.answers import score_answer, summarise_answers
 from mhgraph.eval.difficulty import difficulties
 from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.corpora import resolve_corpus
+from mhgraph.llm import load_llm
 from mhgraph.retrieval import build_retriever, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
 
@@ -67,6 +70,11 @@ class EvalOptions:
     # ours | official | both: which scoring the report shows. Ours is always computed (gold
     # flags, hop metrics, traces and --compare rest on it); the official rule only when asked.
     scoring: str = "both"
+    # Answers: read the top answer_k chunks (default top_k) of each final ranking with the
+    # configured LLM (or the offline strategy) and score them; llm_cache=False bypasses the cache.
+    answer: bool = False
+    answer_k: int | None = None
+    llm_cache: bool = True
 
     @property
     def params(self) -> dict[str, Any]:
@@ -109,6 +117,24 @@ def _run_all(retriever, questions: Sequence[Question], options: EvalOptions) -> 
             results[q.id] = result
             bar.update()
     return results
+
+
+def _answer_all(settings: Settings, questions: Sequence[Question], results: dict[str, RetrievalResult],
+                options: EvalOptions) -> tuple[dict[str, Answer], dict[str, dict[str, Any]], dict[str, Any]]:
+    llm = load_llm(settings, cache=options.llm_cache)
+    reader = build_reader(llm)
+    k = options.answer_k or options.top_k
+    read = lambda q: reader.answer(q.query, results[q.id].final_ranking()[:k])  # noqa: E731
+    answers: dict[str, Answer] = {}
+    with tqdm(total=len(questions), desc=f"answer ({reader.label})", unit="q", disable=not options.progress) as bar, \
+            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        for q, answer in zip(questions, pool.map(read, questions)):
+            answers[q.id] = answer
+            bar.update()
+    scores = {q.id: score_answer(q, answers[q.id]) for q in questions}
+    summary = summarise_answers(questions, answers, scores, reader=reader.label, top_k=k,
+                                usage=llm.usage.as_dict() if llm else None)
+    return answers, scores, summary
 
 
 def _result_json(q: Question, result: RetrievalResult, gold: Sequence[str]) -> dict[str, Any]:
@@ -169,6 +195,9 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     official_scores = official.score_all(questions, results) if options.scoring != "ours" else None
     if official_scores is not None:
         summary["official"] = official.summarise(questions, official_scores)
+    answers = answer_scores = None
+    if options.answer:
+        answers, answer_scores, summary["answers"] = _answer_all(settings, questions, results, options)
     finished_at = datetime.now(timezone.utc)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
@@ -192,7 +221,9 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     per_question = [{**_result_json(q, results[q.id], gold[q.id]),
                      "scores": question_rows([by_id[q.id]])[0],
                      "difficulty": asdict(hardness[q.id]) if q.id in hardness else None,
-                     **_official_json(official_scores, q.id)} for q in questions]
+                     **_official_json(official_scores, q.id),
+                     **({"answer": {**answers[q.id].to_json(), "correct": answer_scores[q.id]}} if answers else {})}
+                    for q in questions]
     (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
     if options.trace:
         traces.write_run(driver, database, run_id=run_id, method=options.method, corpus=corpus, params=params,

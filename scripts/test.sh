@@ -4,4 +4,5 @@
 MHGRAPH_EXTRAS="[test]"
 source "$(dirname "$0")/env.sh"
 apt_install chromium chromium
+bash scripts/build-llama-cpp.sh   # the local LLM backend's tests need it (built once, then cached)
 python -m pytest "$@"

@@ -122,3 +122,14 @@ def test_valid_minimal_file(tmp_path: Path) -> None:
     good, empty = load_questions(path)
     assert good.evidence[0].title == "T" and good.evidence[0].url == "https://x.example/t"
     assert empty.is_null and empty.hops == 0 and empty.id.startswith("q0002-")
+
+
+def test_per_type_takes_the_first_questions_of_each_type_in_file_order() -> None:
+    every = load_questions(SAMPLE_QUESTIONS)
+    sliced = load_questions(SAMPLE_QUESTIONS, per_type=2)
+    types = {q.question_type for q in every}
+    assert [q.id for q in sliced] == [q.id for q in every
+                                      if [p.id for p in every if p.question_type == q.question_type].index(q.id) < 2]
+    assert len(sliced) == 2 * len(types)
+    assert [q.question_type for q in load_questions(SAMPLE_QUESTIONS, per_type=1, types=["temporal_query"])] == [
+        "temporal_query"]

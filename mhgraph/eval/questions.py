@@ -70,8 +70,10 @@ def load_questions(
     *,
     types: Collection[str] | None = None,
     limit: int | None = None,
+    per_type: int | None = None,
 ) -> list[Question]:
-    """Read and validate every record, then keep those of `types` (all if None), the first `limit`."""
+    """Read and validate every record, then keep those of `types` (all if None), the first
+    `per_type` of each type (a stratified slice, in file order), the first `limit`."""
     path = Path(path)
     if isinstance(types, str):
         types = [types]
@@ -82,11 +84,21 @@ def load_questions(
                                f"choose from {', '.join(QUESTION_TYPES)}")
     if limit is not None and limit < 0:
         raise MhgraphError(f"limit must be >= 0, got {limit}")
+    if per_type is not None and per_type < 1:
+        raise MhgraphError(f"per_type must be >= 1, got {per_type}")
     if not path.is_file():
         raise InputError(path, "", MISSING_HINT)
     questions = [_question(path, record, line, value) for record, line, value in json_records(path, "questions")]
     if types is not None:
         questions = [q for q in questions if q.question_type in types]
+    if per_type is not None:
+        seen: dict[str, int] = {}
+        kept = []
+        for q in questions:
+            seen[q.question_type] = seen.get(q.question_type, 0) + 1
+            if seen[q.question_type] <= per_type:
+                kept.append(q)
+        questions = kept
     return questions if limit is None else questions[:limit]
 
 

@@ -59,6 +59,7 @@ class EvalOptions:
     questions_path: Path
     top_k: int = 10
     limit: int | None = None
+    per_type: int | None = None      # the first N questions of each type: a stratified slice
     types: Sequence[str] | None = None
     workers: int = 1
     trace: bool = True
@@ -162,7 +163,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     database = settings.neo4j_database
     if options.scoring not in official.SCORINGS:
         raise MhgraphError(f"unknown scoring '{options.scoring}'; choose from {', '.join(official.SCORINGS)}")
-    questions = load_questions(options.questions_path, types=options.types, limit=options.limit)
+    questions = load_questions(options.questions_path, types=options.types, limit=options.limit,
+                               per_type=options.per_type)
     if not questions:
         raise MhgraphError(f"{options.questions_path}: no questions selected")
     corpus = resolve_corpus(driver, database, settings.corpus)
@@ -202,6 +204,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
         "wall_seconds": wall, "workers": options.workers, "questions_file": str(options.questions_path),
+        "selection": {"limit": options.limit, "per_type": options.per_type, "types": list(options.types or []),
+                      "questions": len(questions)},
         "corpus": corpus,
         "embedding_model": embedder.model_name, "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap, "gold_coverage": {

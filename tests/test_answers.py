@@ -151,3 +151,29 @@ def test_ask_with_an_unreachable_endpoint_is_one_line(sample_graph, settings, tm
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith(
         "error: cannot reach the LLM endpoint http://127.0.0.1:9/v1: ")
+
+
+def test_answers_are_traced_in_the_graph(sample_graph, settings, tmp_path: Path) -> None:
+    env = _env(tmp_path, None)
+    result = run_cli(settings, "eval", "--sample", "-m", "vector", "-k", "4", "--answer", "--no-progress",
+                     "--runs-dir", str(tmp_path / "runs"), "--run-id", "answers-traced", env=env)
+    assert result.returncode == 0, result.stderr
+    results = {r["id"]: r for r in json.loads((tmp_path / "runs" / "answers-traced" / "results.json").read_text())}
+    rows = sample_graph.execute_query(
+        "MATCH (:EvalRun {id: $run})-[a:ASKED]->(q:Question) "
+        "RETURN q.id AS id, a.answer AS answer, a.abstained AS abstained, a.correct_official AS official, "
+        "a.reader AS reader, [(q)-[c:CITED {run: $run}]->(k:Chunk) | [c.number, k.id]] AS cited",
+        run="answers-traced", database_=settings.neo4j_database).records
+    assert len(rows) == len(results) == 24
+    for row in rows:
+        stored = results[row["id"]]["answer"]
+        assert (row["answer"], row["abstained"], row["official"]) == (
+            stored["text"], stored["abstained"], stored["correct"]["official"])
+        assert row["reader"] == "offline heuristic (no language model)"
+        assert sorted(row["cited"]) == sorted([c["number"], c["chunk_id"]] for c in stored["citations"])
+    assert any(row["cited"] for row in rows)
+    deleted = run_cli(settings, "eval", "--delete-run", "answers-traced", env=env)
+    assert deleted.returncode == 0, deleted.stderr
+    left = sample_graph.execute_query("MATCH ()-[c:CITED {run: 'answers-traced'}]->() RETURN count(c) AS n",
+                                      database_=settings.neo4j_database).records[0]["n"]
+    assert left == 0

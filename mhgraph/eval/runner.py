@@ -232,7 +232,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     if options.trace:
         traces.write_run(driver, database, run_id=run_id, method=options.method, corpus=corpus, params=params,
                          started_at=started_at, finished_at=finished_at, summary=summary, questions=questions,
-                         results=results, gold=gold)
+                         results=results, gold=gold, answers=answers, answer_scores=answer_scores,
+                         reader=summary["answers"]["reader"] if answers else None)
     return EvalRun(run_id, run_dir, summary, coverage,
                    {k: str(v) for k, v in asdict(files).items()} | {"results": str(run_dir / "results.json")})
 

@@ -5,6 +5,9 @@
 (:Question)-[:HAS_GOLD]->(:Chunk)                              gold evidence in each corpus it was run on
 (:Question)-[:RETRIEVED {run, hop, rank, score, gold}]->(:Chunk) every retrieved chunk of a run
 (:Chunk)-[:LED_TO {run, question, hop}]->(:Chunk)              parent -> child between hops
+(:EvalRun)-[:ASKED {answer, abstained, correct_official, correct_exact, failed, reader}]->(:Question)
+                                                               with eval --answer
+(:Question)-[:CITED {run, number}]->(:Chunk)                   the excerpts an answer cites
 The saved Browser queries in mhgraph/cypher/browser/ read this.
 """
 
@@ -57,6 +60,9 @@ def write_run(
     questions: Sequence[Question],
     results: Mapping[str, RetrievalResult],
     gold: Mapping[str, Sequence[str]],
+    answers: Mapping[str, Any] | None = None,
+    answer_scores: Mapping[str, Mapping[str, bool]] | None = None,
+    reader: str | None = None,
 ) -> None:
     """Store one run; an earlier run with the same id is replaced."""
     ensure_schema(driver, database)
@@ -85,3 +91,12 @@ def write_run(
         driver.execute_query(cypher.load("eval/write_retrieved"), run=run_id, rows=list(rows), database_=database)
     for rows in _batches(led_to):
         driver.execute_query(cypher.load("eval/write_led_to"), run=run_id, rows=list(rows), database_=database)
+    if answers:
+        answer_rows = [{"question": q.id, "text": answers[q.id].text, "abstained": answers[q.id].abstained,
+                        "official": answer_scores[q.id]["official"], "exact": answer_scores[q.id]["exact"],
+                        "failed": answers[q.id].failed,
+                        "citations": [{"chunk": c.chunk_id, "number": c.number} for c in answers[q.id].citations]}
+                       for q in questions]
+        for rows in _batches(answer_rows, 500):
+            driver.execute_query(cypher.load("eval/write_answers"), run=run_id, reader=reader, answers=list(rows),
+                                 database_=database)

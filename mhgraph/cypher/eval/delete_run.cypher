@@ -1,8 +1,8 @@
-// Delete a run's traces: its RETRIEVED and LED_TO relationships, the EvalRun, and Questions that
+// Delete a run's traces: its RETRIEVED, LED_TO and CITED relationships, the EvalRun, and Questions that
 // no other run asked.
 MATCH (r:EvalRun {id: $run})
 CALL (r) {
-  MATCH ()-[t:RETRIEVED|LED_TO]->() WHERE t.run = $run DELETE t
+  MATCH ()-[t:RETRIEVED|LED_TO|CITED]->() WHERE t.run = $run DELETE t
 }
 CALL (r) {
   MATCH (r)-[:ASKED]->(q:Question)

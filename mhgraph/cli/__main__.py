@@ -1,0 +1,3 @@
+from mhgraph.cli import main
+
+main()

@@ -1,0 +1,113 @@
+"""`mhgraph eval`: runs on the benchmark, their comparison, their traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mhgraph.cli.root import (
+    SAMPLE_CORPUS_NAME,
+    cli,
+    llm_options,
+    quiet_progress,
+    sample_corpus_path,
+    settings_from,
+)
+from mhgraph.errors import MhgraphError
+
+
+@cli.command("eval")
+@click.argument("runs", nargs=-1)
+@click.option("--method", "-m", help="Retrieval method to evaluate.")
+@click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
+@click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
+@click.option("--corpus", help="Corpus to evaluate on (default: the graph's only corpus; 'sample' with --sample).")
+@click.option("--questions", "questions_path", type=click.Path(path_type=Path),
+              help="MultiHopRAG.json (default: $MHGRAPH_BENCHMARK_DIR or ../shared/data/multihop-rag/).")
+@click.option("--sample", is_flag=True, help="Use the bundled sample questions (for the bundled corpus).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option("--per-type", type=click.IntRange(min=1),
+              help="Only the first N questions of each type (a stratified slice, in file order).")
+@click.option("--types", help="Comma-separated question types, e.g. inference_query,comparison_query.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Questions run concurrently.")
+@click.option("--no-trace", is_flag=True, help="Do not store the run's evidence paths in Neo4j.")
+@click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(path_type=Path))
+@click.option("--run-id", help="Name of the run (default: method-kK-timestamp).")
+@click.option("--compare", is_flag=True, help="Compare the RUNS given (ids or directories) in one table and plot.")
+@click.option("--list-runs", is_flag=True, help="List the runs stored in Neo4j.")
+@click.option("--delete-run", help="Delete a run's traces from Neo4j.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--scoring", type=click.Choice(["ours", "official", "both"]), default="both", show_default=True,
+              help="Scoring shown: ours, the official MultiHop-RAG rule (retrieval_evaluate.py), or both side by side.")
+@click.option("--answer", is_flag=True, help="Also answer each question from its evidence and score the answers.")
+@click.option("--answer-k", type=click.IntRange(min=1), help="Chunks given to the reader (default: --top-k).")
+@llm_options
+@click.pass_context
+def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
+             embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool,
+             limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
+             run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
+             scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
+             no_cache: bool) -> None:
+    """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
+    from mhgraph.graph.connection import connect
+
+    if runs and not compare:
+        raise click.UsageError(f"unexpected argument '{runs[0]}' (run ids go with --compare)")
+    if compare and method:
+        raise click.UsageError("--compare renders stored runs; it does not take --method")
+    if sample and questions_path:
+        raise click.UsageError("give --sample or --questions, not both")
+    if no_progress:
+        quiet_progress()
+    if compare:
+        from datetime import datetime, timezone
+
+        from mhgraph.eval.report import compare as compare_runs
+        from mhgraph.eval.runner import load_summary
+
+        if not runs:
+            raise click.UsageError("--compare needs run ids or run directories")
+        out = runs_dir / f"compare-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+        markdown, plots = compare_runs([load_summary(r, runs_dir) for r in runs], out)
+        (out / "compare.md").write_text(markdown, encoding="utf-8")
+        click.echo(markdown)
+        click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
+        return
+    settings = settings_from(ctx, embedding_model=embedding_model,
+                             corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None), llm_backend=llm_backend,
+                             llm_model=llm_model)
+    if list_runs or delete_run:
+        from mhgraph.eval import traces
+
+        with connect(settings) as driver:
+            if delete_run:
+                if not traces.delete_run(driver, settings.neo4j_database, delete_run):
+                    raise MhgraphError(f"no run '{delete_run}' in the graph (see 'mhgraph eval --list-runs')")
+                click.echo(f"deleted run {delete_run}")
+            else:
+                for r in traces.list_runs(driver, settings.neo4j_database):
+                    click.echo(f"{r['id']:40} {r['method']:10} {r['corpus'] or '-':16} {r['questions']:5} questions  "
+                               f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}")
+        return
+    if not method:
+        raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")
+    from mhgraph.eval.runner import EvalOptions, default_questions_path, evaluate
+
+    if sample:
+        questions_path = sample_corpus_path().with_name("questions.json")
+    options = EvalOptions(
+        method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
+        per_type=per_type,
+        types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
+        runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
+        scoring=scoring, answer=answer, answer_k=answer_k, llm_cache=not no_cache,
+    )
+    with connect(settings) as driver:
+        run = evaluate(settings, driver, options)
+    from mhgraph.eval.report import to_markdown
+
+    click.echo(to_markdown(run.summary))
+    click.echo("\n".join(run.coverage.lines()[:2]))
+    click.echo(f"run {run.run_id}: {run.run_dir}" + ("" if no_trace else " (traces stored in Neo4j)"))

@@ -1,0 +1,107 @@
+"""The `mhgraph` command group, the settings every command resolves, and the one-line error
+reporting of `main`; each command group lives in its own module beside this one."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from importlib import resources
+from pathlib import Path
+
+import click
+from neo4j.exceptions import DriverError, Neo4jError
+
+from mhgraph.config import Settings, default_config_path, load_settings
+from mhgraph.errors import MhgraphError
+
+SAMPLE_CORPUS = "data/sample/corpus.json"
+SAMPLE_CORPUS_NAME = "sample"
+
+
+def sample_corpus_path() -> Path:
+    return Path(str(resources.files("mhgraph").joinpath(SAMPLE_CORPUS)))
+
+
+@click.group()
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="TOML config file.")
+@click.option("--uri", "neo4j_uri", help="Neo4j URI (default: the local server mhgraph runs).")
+@click.option("--user", "neo4j_username", help="Neo4j user.")
+@click.option("--password", "neo4j_password", help="Neo4j password.")
+@click.option("--database", "neo4j_database", help="Neo4j database.")
+@click.option("--home", type=click.Path(path_type=Path), help="Directory of the local Neo4j server.")
+@click.option("--bolt-port", type=int, help="Bolt port of the local server.")
+@click.option("--http-port", type=int, help="HTTP port of the local server (Neo4j Browser).")
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None, **flags: object) -> None:
+    """mhgraph: multi-hop retrieval over a Neo4j knowledge graph."""
+    ctx.obj = {"flags": flags, "config_path": config_path}
+
+
+def settings_from(ctx: click.Context, **more: object) -> Settings:
+    root = ctx.find_root().obj
+    return load_settings({**root["flags"], **more}, root["config_path"])
+
+
+@cli.command("config")
+@click.pass_context
+def config_cmd(ctx: click.Context) -> None:
+    """Print the resolved settings and where each came from (secrets masked)."""
+    settings = settings_from(ctx)
+    click.echo(f"# config file: {ctx.find_root().obj['config_path'] or default_config_path()}")
+    shown = settings.resolved()
+    if settings.uses_local_server:  # say what "unset" means here
+        shown["neo4j_uri"] = f"(local server) {settings.uri}"
+        if not settings.neo4j_password:
+            shown["neo4j_password"] = f"(generated, in {settings.home / 'password'})"
+    for name, value in shown.items():
+        click.echo(f"{name:16} = {value!s:50} [{settings.origins.get(name, 'default')}]")
+
+
+def llm_options(command):
+    """The flags that choose the language model, shared by ask and eval."""
+    from mhgraph.config import LLM_BACKENDS
+
+    for option in reversed([
+        click.option("--llm-backend", type=click.Choice(LLM_BACKENDS),
+                     help="openai (OPENAI_BASE_URL, OPENAI_API_KEY), local (a GGUF in process), none (offline "
+                          "strategy); default auto: openai when an endpoint or key is set, else none."),
+        click.option("--llm-model", help="Model name (openai), or packaged model (local)."),
+        click.option("--no-cache", is_flag=True, help="Call the model even for a prompt it has answered before."),
+    ]):
+        command = option(command)
+    return command
+
+
+def quiet_progress() -> None:
+    """--no-progress also silences the bars of the libraries that load models."""
+    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def main() -> None:
+    warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
+    try:
+        cli(standalone_mode=False)
+    except MhgraphError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except (Neo4jError, DriverError) as exc:
+        click.echo(f"error: Neo4j: {_one_line(exc)}", err=True)
+        sys.exit(1)
+    except OSError as exc:  # e.g. a model path that does not exist
+        click.echo(f"error: {_one_line(exc)}", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)

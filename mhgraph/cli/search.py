@@ -1,0 +1,77 @@
+"""`mhgraph query` (evidence per hop) and `mhgraph ask` (an answer from it)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mhgraph.cli.root import cli, llm_options, settings_from
+from mhgraph.errors import MhgraphError
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
+@click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
+@click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
+@click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
+@click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
+@click.pass_context
+def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None,
+          corpus: str | None, width: int) -> None:
+    """Retrieve evidence for QUESTION and print it per hop."""
+    from mhgraph.graph.connection import connect
+    from mhgraph.retrieval import build_retriever
+
+    settings = settings_from(ctx, embedding_model=embedding_model, corpus=corpus)
+    with connect(settings) as driver:
+        result = build_retriever(method, driver, settings).search(question, top_k=top_k)
+    click.echo(f"{result.method} on corpus '{result.params.get('corpus')}': {len(result.hops)} hop(s), "
+               f"{result.seconds * 1000:.0f} ms")
+    for hop in result.hops:
+        click.echo(f"\nhop {hop.index}  query: {hop.query!r}  filters: {hop.filters or '-'}  "
+                   f"({hop.seconds * 1000:.0f} ms)")
+        for c in hop.chunks:
+            date = c.published_at.date().isoformat() if c.published_at else "-"
+            click.echo(f"{c.rank:3d}  {c.score:8.4f}  {c.title or '-'} | {c.source or '-'} | {date}")
+            snippet = " ".join(c.text.split())
+            click.echo(f"     {snippet[:width]}{'...' if len(snippet) > width else ''}")
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
+@click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1),
+              help="Chunks of the final ranking given to the model.")
+@click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
+@llm_options
+@click.pass_context
+def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,
+        llm_model: str | None, no_cache: bool) -> None:
+    """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
+    from mhgraph.answer import build_reader
+    from mhgraph.graph.connection import connect
+    from mhgraph.llm import load_llm
+    from mhgraph.retrieval import build_retriever
+
+    settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
+    reader = build_reader(load_llm(settings, cache=not no_cache))  # a model problem shows before retrieval
+    with connect(settings) as driver:
+        result = build_retriever(method, driver, settings).search(question, top_k=top_k)
+    chunks = result.final_ranking()[:top_k]
+    click.echo(f"[{reader.label}, {len(chunks)} chunks from {method}]", err=True)
+    answer = None
+    for piece in reader.stream(question, chunks):
+        if isinstance(piece, str):
+            click.echo(piece, nl=False)
+            sys.stdout.flush()
+        else:
+            answer = piece
+    click.echo()
+    if answer is None or answer.failed:
+        raise MhgraphError(f"no answer: {answer.failed if answer else 'the reader returned nothing'}")
+    if answer.citations:
+        click.echo("\nSources:")
+        for citation in answer.citations:
+            click.echo(f"  {citation.line()}")

@@ -135,16 +135,22 @@ def test_unusable_json_is_retried_with_the_problem_then_counted_as_a_failure(end
     assert llm.usage.failures == 1
 
 
-def test_a_server_without_json_schema_output_gets_json_mode(endpoint: ScriptedServer) -> None:
-    def reject_schema(body):
-        if body.get("response_format", {}).get("type") == "json_schema":
-            return Step(status=400, error="response_format json_schema is not supported")
+def test_a_server_without_json_schema_output_gets_the_next_form(endpoint: ScriptedServer) -> None:
+    def json_mode_only(body):
+        if body["response_format"] != {"type": "json_object"}:
+            return Step(status=400, error=f"response_format {body['response_format']['type']} is not supported")
         return Step('{"company": "Acme", "confidence": 0.5}')
 
-    endpoint.default = reject_schema
+    endpoint.default = json_mode_only
     llm = LLM(chat(endpoint))
     assert llm.json(ASK, Pick).company == "Acme"
-    assert [r["response_format"]["type"] for r in endpoint.requests] == ["json_schema", "json_object"]
+    assert [r["response_format"] for r in endpoint.requests] == [
+        {"type": "json_schema", "json_schema": {"name": "reply", "schema": Pick.model_json_schema()}},
+        {"type": "json_object", "schema": Pick.model_json_schema()},   # llama.cpp's server form
+        {"type": "json_object"}]
+    endpoint.requests.clear()
+    assert llm.json([{"role": "user", "content": "again"}], Pick).company == "Acme"   # remembered: one request
+    assert len(endpoint.requests) == 1
 
 
 def test_streams_arrive_in_pieces_and_are_cached(endpoint: ScriptedServer, tmp_path: Path) -> None:

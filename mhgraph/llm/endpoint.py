@@ -35,14 +35,17 @@ class OpenAIChat:
         self._llm = OpenAILLM(model_name=model, base_url=base_url, api_key=api_key or "unused",
                               timeout=timeout, max_retries=max_retries,
                               rate_limit_handler=NoOpRateLimitHandler())  # the client retries already
-        self._json_object_only = False   # set when the server rejects json_schema output
+        # How this server takes structured output, lowered each time it rejects a form: OpenAI's
+        # json_schema; json_object with the schema beside it (llama.cpp's server turns that into a
+        # grammar); plain JSON mode (the schema stays in the check after the reply).
+        self._json_form = 0
 
     def _response_format(self, json_schema: dict[str, Any] | None) -> dict[str, Any] | None:
         if json_schema is None:
             return None
-        if self._json_object_only:
-            return {"type": "json_object"}
-        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema}}
+        return [{"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema}},
+                {"type": "json_object", "schema": json_schema},
+                {"type": "json_object"}][self._json_form]
 
     def complete(self, messages: Sequence[LLMMessage], *, json_schema: dict[str, Any] | None = None,
                  **params: Any) -> Completion:
@@ -54,11 +57,11 @@ class OpenAIChat:
                 break
             except LLMGenerationError as exc:
                 cause = exc.__context__ or exc
-                # Servers without structured output (older Ollama, some proxies) reject json_schema:
-                # fall back to plain JSON mode, the schema stays in the prompt and the check after.
-                if (json_schema is not None and not self._json_object_only
-                        and isinstance(cause, self.openai.BadRequestError) and "response_format" in str(cause)):
-                    self._json_object_only = True
+                # A server that rejects a form of structured output names response_format in its
+                # error (400, 422, or 500 from llama.cpp's server): try the next form.
+                if (json_schema is not None and self._json_form < 2 and isinstance(cause, self.openai.APIStatusError)
+                        and "response_format" in str(cause)):
+                    self._json_form += 1
                     continue
                 raise self._error(cause) from exc
         usage = response.usage

@@ -12,11 +12,17 @@ import pytest
 
 from mhgraph.answer import ABSTAIN, OfflineReader
 from mhgraph.answer.reader import parse_reply
-from mhgraph.eval.answers import exact_correct, official_correct
+from mhgraph.eval.answers import exact_correct, official_correct, score_answer
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval.base import RetrievedChunk
 from tests.conftest import SAMPLE, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
+
+def Question_stub(answer: str):  # noqa: N802 (reads like the Question it stands for)
+    from types import SimpleNamespace
+
+    return SimpleNamespace(answer=answer)
+
 
 CHUNKS = [RetrievedChunk(f"c{n}", 1.0 / n, n, text, f"d{n}", f"Title {n}", f"Source {n}",
                          datetime(2023, 10, n, tzinfo=timezone.utc))
@@ -32,6 +38,8 @@ def test_reply_becomes_answer_citations_and_abstention() -> None:
     abstained = parse_reply("Insufficient Information", CHUNKS, "m")
     assert abstained.abstained and abstained.text == ABSTAIN and abstained.citations == []
     assert parse_reply("  \n", CHUNKS, "m").failed == "empty reply"
+    below = parse_reply("Answer:\nVeltrix Robotics [1]", CHUNKS, "m")   # the answer on the next line
+    assert below.text == "Veltrix Robotics" and [c.number for c in below.citations] == [1]
 
 
 def test_official_rule_and_exact_match() -> None:
@@ -42,6 +50,8 @@ def test_official_rule_and_exact_match() -> None:
     assert official_correct("The Verge", "Is it the same?")   # 'the' is enough: lenient
     assert official_correct("Insufficient information", ABSTAIN)
     assert not official_correct("No", "Yes")
+    yes = parse_reply("Yes[1][2]", CHUNKS, "m")   # markers glued to the answer do not hide it
+    assert score_answer(Question_stub("Yes"), yes)["official"]
     assert exact_correct("The Veltrix Robotics.", "Veltrix Robotics")
     assert not exact_correct("Veltrix", "Veltrix Robotics")
     assert exact_correct("Insufficient Information", ABSTAIN) and not exact_correct("Yes", ABSTAIN)
@@ -88,7 +98,9 @@ def test_eval_answer_offline_is_labelled(sample_graph, settings, tmp_path: Path)
     by_type = answers["by_type"]
     assert set(by_type) == {r["type"] for r in results}
     # the per-question records agree with the summary's figures
-    official = sum(r["answer"]["correct"]["official"] for r in results) / len(results)
+    official = sum(r["generated"]["correct"]["official"] for r in results) / len(results)
+    gold = {q["query"]: q["answer"] for q in json.loads((SAMPLE / "questions.json").read_text())}
+    assert all(r["answer"] == gold[r["query"]] for r in results)   # the gold answer stays beside what was generated
     assert answers["overall"]["official"] == pytest.approx(official)
     nulls = [r for r in results if r["type"] == "null_query"]
     assert answers["abstention"]["null_questions"] == len(nulls)
@@ -112,13 +124,13 @@ def test_eval_answer_survives_a_failing_model_and_counts_it(sample_graph, settin
         answers = summary["answers"]
         assert answers["reader"] == "openai:scripted"
         assert answers["overall"]["failed"] == 1 and answers["usage"]["failures"] == 1
-        failed = [r for r in results if r["answer"]["failed"]]
-        assert len(failed) == 1 and "HTTP 500" in failed[0]["answer"]["failed"]
-        assert not failed[0]["answer"]["correct"]["official"]
+        failed = [r for r in results if r["generated"]["failed"]]
+        assert len(failed) == 1 and "HTTP 500" in failed[0]["generated"]["failed"]
+        assert not failed[0]["generated"]["correct"]["official"]
         first_call = answers["usage"]["calls"]
         assert first_call == len(endpoint.requests) == 24
-        ok = next(r for r in results if r["answer"]["text"] == "Veltrix Robotics")
-        assert ok["answer"]["citations"][0]["chunk_id"] == ok["hops"][0]["chunks"][0]["chunk_id"]
+        ok = next(r for r in results if r["generated"]["text"] == "Veltrix Robotics")
+        assert ok["generated"]["citations"][0]["chunk_id"] == ok["hops"][0]["chunks"][0]["chunk_id"]
         # a re-run is answered from the cache (the failure is retried: failures are not cached)
         _, again, _ = _eval(settings, tmp_path, env)
         assert again["answers"]["usage"]["cache_hits"] == 23 and again["answers"]["usage"]["calls"] == 1
@@ -166,7 +178,7 @@ def test_answers_are_traced_in_the_graph(sample_graph, settings, tmp_path: Path)
         run="answers-traced", database_=settings.neo4j_database).records
     assert len(rows) == len(results) == 24
     for row in rows:
-        stored = results[row["id"]]["answer"]
+        stored = results[row["id"]]["generated"]
         assert (row["answer"], row["abstained"], row["official"]) == (
             stored["text"], stored["abstained"], stored["correct"]["official"])
         assert row["reader"] == "offline heuristic (no language model)"

@@ -92,3 +92,27 @@ def test_parsing_holds_a_window_not_the_file(fmt: str, tmp_path: Path) -> None:
         assert path.stat().st_size > copies * 4 * 2**20
     assert peaks[10] < 8 * 2**20, peaks
     assert peaks[10] < 1.5 * peaks[1], peaks
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 4, 8])
+def test_numbers_and_literals_cut_by_a_block_end_are_read_whole(block: int, monkeypatch, tmp_path: Path) -> None:
+    from mhgraph.ingest.corpus import json_records
+
+    path = tmp_path / "values.json"
+    path.write_text('[1.5, 2e3, -7, true, null, "x"]')
+    monkeypatch.setattr(textfile, "BLOCK_BYTES", block)
+    assert [value for _, _, value in json_records(path)] == [1.5, 2000.0, -7, True, None, "x"]
+
+
+def test_a_syntax_error_early_in_a_large_file_is_raised_without_reading_the_rest(tmp_path: Path) -> None:
+    records = json.dumps([{"title": f"t{i}", "body": "w " * 500} for i in range(20000)], indent=1)
+    path = tmp_path / "early-error.json"
+    path.write_text(records.replace('"title": "t2"', '"title": "t2" "oops"', 1), encoding="utf-8")
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match=r":11 \(record|:11: invalid JSON: Expecting ',' delimiter"):
+            open_corpus(path).check()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert path.stat().st_size > 15 * 2**20 and peak < 4 * 2**20, peak

@@ -22,7 +22,7 @@ SYSTEM = (
     "excerpts that support it in brackets, like: Yes [1][3]. If the excerpts do not contain what is "
     f"needed to answer, reply exactly: {ABSTAIN} Answer directly, without explanation."
 )
-_CITATION = re.compile(r"\[(\d{1,3})\]")
+CITATION = re.compile(r"\[(\d{1,3})\]")
 _PREFIX = re.compile(r"^\s*(?:final\s+)?answer\s*:\s*", re.IGNORECASE)
 
 
@@ -73,11 +73,12 @@ def is_abstention(text: str) -> bool:
 
 
 def parse_reply(raw: str, chunks: Sequence[RetrievedChunk], reader: str) -> Answer:
-    """The reply's first line as the answer; [n] markers that name a given excerpt become citations."""
-    first = next((line for line in raw.strip().splitlines() if line.strip()), "")
-    numbers = [int(n) for n in _CITATION.findall(raw)]
+    """The reply's first non-empty line (less an "Answer:" prefix and the markers) as the answer;
+    [n] markers anywhere that name a given excerpt become citations."""
+    lines = (_PREFIX.sub("", CITATION.sub("", line)).strip().rstrip(",;") for line in raw.splitlines())
+    text = next((line for line in lines if line), "")   # "Answer:" alone on a line is not the answer
+    numbers = [int(n) for n in CITATION.findall(raw)]
     cited = list(dict.fromkeys(n for n in numbers if 1 <= n <= len(chunks)))
-    text = _PREFIX.sub("", _CITATION.sub("", first)).strip().rstrip(",;")
     abstained = is_abstention(text)
     citations = [] if abstained else [
         Citation(n, chunks[n - 1].chunk_id, chunks[n - 1].title, chunks[n - 1].source, published(chunks[n - 1]))

@@ -19,7 +19,7 @@ import string
 from collections import defaultdict
 from typing import Any, Iterable, Sequence
 
-from mhgraph.answer.reader import Answer, is_abstention
+from mhgraph.answer.reader import CITATION, Answer, is_abstention
 from mhgraph.eval.questions import Question
 
 _OFFICIAL_ANSWER = re.compile(r'The answer to the question is "(.*?)"')
@@ -45,7 +45,9 @@ def exact_correct(prediction: str, gold: str) -> bool:
 
 
 def score_answer(question: Question, answer: Answer) -> dict[str, Any]:
-    return {"official": official_correct(answer.raw or answer.text, question.answer) if not answer.failed else False,
+    # the whole reply, as qa_evaluate.py reads it, less the [n] markers this project's prompt adds
+    reply = CITATION.sub(" ", answer.raw or answer.text)
+    return {"official": official_correct(reply, question.answer) if not answer.failed else False,
             "exact": exact_correct(answer.text, question.answer) if not answer.failed else False}
 
 

@@ -33,7 +33,7 @@ from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.corpora import resolve_corpus
-from mhgraph.llm import load_llm
+from mhgraph.llm import LLM, load_llm
 from mhgraph.retrieval import build_retriever, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
 
@@ -120,9 +120,8 @@ def _run_all(retriever, questions: Sequence[Question], options: EvalOptions) -> 
     return results
 
 
-def _answer_all(settings: Settings, questions: Sequence[Question], results: dict[str, RetrievalResult],
+def _answer_all(llm: LLM | None, questions: Sequence[Question], results: dict[str, RetrievalResult],
                 options: EvalOptions) -> tuple[dict[str, Answer], dict[str, dict[str, Any]], dict[str, Any]]:
-    llm = load_llm(settings, cache=options.llm_cache)
     reader = build_reader(llm)
     k = options.answer_k or options.top_k
     read = lambda q: reader.answer(q.query, results[q.id].final_ranking()[:k])  # noqa: E731
@@ -172,6 +171,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     gold = matcher.gold_sets(questions)
     coverage = coverage_report(questions, matcher)
 
+    # The reader's model first: a missing model or endpoint setting fails before any retrieval.
+    llm = load_llm(settings, cache=options.llm_cache) if options.answer else None
     # Model loading and the first query's planning happen here, outside the timed searches.
     embedder = embedder or question_embedder(driver, settings, corpus)
     retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus)
@@ -199,7 +200,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         summary["official"] = official.summarise(questions, official_scores)
     answers = answer_scores = None
     if options.answer:
-        answers, answer_scores, summary["answers"] = _answer_all(settings, questions, results, options)
+        answers, answer_scores, summary["answers"] = _answer_all(llm, questions, results, options)
     finished_at = datetime.now(timezone.utc)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
@@ -226,7 +227,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                      "scores": question_rows([by_id[q.id]])[0],
                      "difficulty": asdict(hardness[q.id]) if q.id in hardness else None,
                      **_official_json(official_scores, q.id),
-                     **({"answer": {**answers[q.id].to_json(), "correct": answer_scores[q.id]}} if answers else {})}
+                     **({"generated": {**answers[q.id].to_json(), "correct": answer_scores[q.id]}} if answers else {})}
                     for q in questions]
     (run_dir / "results.json").write_text(json.dumps(per_question, indent=1, default=str), encoding="utf-8")
     if options.trace:

@@ -192,17 +192,23 @@ def json_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int,
 
 
 def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object, int]:
-    """The JSON value at window.pos, decoding more of the file while it may continue past the window
-    (a value that ends exactly at the window's end, like a number, may be cut short)."""
+    """The JSON value at window.pos, decoding more of the file while it may continue past the window:
+    a syntax error at the window's end (or an unterminated string) may be a value cut short, and a
+    number or literal that reaches the end may go on. Any other error is raised at once, so a bad
+    record early in a large file is reported without reading the rest."""
     while True:
         try:
             value, end = decoder.raw_decode(window.text, window.pos)
-        except json.JSONDecodeError:
-            if window.fill():
+        except json.JSONDecodeError as exc:
+            cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(window.text) - 16
+            if cut and window.fill():
                 continue
             raise
-        if end < len(window.text) or not window.fill():
-            return value, end
+        follows = window.text[end:end + 1]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if (follows == "" or (number and (follows in ".eE+-" or follows.isdigit()))) and window.fill():
+            continue
+        return value, end
 
 
 def _json_articles(path: Path) -> Iterator[Article | None]:

@@ -25,7 +25,8 @@ class ChatBackend(Protocol):
     (temperature, max_tokens, seed), passed to the model as they are."""
 
     backend: str      # "openai" | "local"
-    model: str        # the model's name as the cache and reports record it
+    model: str        # the model's name as reports record it
+    identity: str     # what else tells two models of that name apart (endpoint; file, size, time)
 
     def complete(self, messages: Sequence[LLMMessage], *, json_schema: dict[str, Any] | None = None,
                  **params: Any) -> Completion: ...

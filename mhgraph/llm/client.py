@@ -64,6 +64,19 @@ class LLM:
             self.usage.seconds += completion.seconds
             self.usage.prompt_seconds += completion.prompt_seconds or 0.0
 
+    def _key(self, messages: Sequence[LLMMessage], params: dict[str, Any]) -> str:
+        return cache_key(self.backend.backend, f"{self.backend.model}@{self.backend.identity}", messages, params)
+
+    def _store(self, key: str, completion: Completion) -> None:
+        if self.cache is not None and completion.text.strip():   # an empty reply is a failure: not kept
+            self.cache.put(key, completion)
+
+    def _as_llm_error(self, exc: Exception) -> LLMError:
+        """Anything a backend raises becomes one line naming the model: a run records it and goes on."""
+        if isinstance(exc, LLMError):
+            return exc
+        return LLMError(" ".join(f"{self.label}: {type(exc).__name__}: {exc}".split()))
+
     def _cached(self, key: str) -> Completion | None:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
@@ -74,18 +87,17 @@ class LLM:
     def complete(self, messages: Sequence[LLMMessage], *, json_schema: dict[str, Any] | None = None,
                  **params: Any) -> Completion:
         params = self._params(params)
-        key = cache_key(self.backend.backend, self.backend.model, messages, {**params, "json_schema": json_schema})
+        key = self._key(messages, {**params, "json_schema": json_schema})
         if (hit := self._cached(key)) is not None:
             return hit
         started = time.perf_counter()
         try:
             completion = self.backend.complete(messages, json_schema=json_schema, **params)
-        except LLMError:   # a call all the same: it is counted (and its time), but nothing is cached
+        except Exception as exc:   # a call all the same: counted (and its time), nothing cached
             self._count(Completion("", seconds=time.perf_counter() - started))
-            raise
+            raise self._as_llm_error(exc) from exc
         self._count(completion)
-        if self.cache is not None:
-            self.cache.put(key, completion)
+        self._store(key, completion)
         return completion
 
     def chat(self, messages: Sequence[LLMMessage], **params: Any) -> str:
@@ -123,25 +135,27 @@ class LLM:
         """Text pieces as the model produces them (a cached reply comes as one piece); the whole
         reply is cached and counted once the stream ends."""
         params = self._params(params)
-        key = cache_key(self.backend.backend, self.backend.model, messages, {**params, "json_schema": None})
+        key = self._key(messages, {**params, "json_schema": None})
         if (hit := self._cached(key)) is not None:
             yield hit.text
             return
         started = time.perf_counter()
         pieces = self.backend.stream(messages, **params)
-        while True:
-            try:
-                piece = next(pieces)
-            except StopIteration:
-                return
-            except LLMError:
-                self._count(Completion("", seconds=time.perf_counter() - started))
-                raise
-            if isinstance(piece, Completion):
-                completion = piece if piece.seconds else Completion(**{**asdict(piece),
-                                                                      "seconds": time.perf_counter() - started})
-                self._count(completion)
-                if self.cache is not None:
-                    self.cache.put(key, completion)
-            else:
-                yield piece
+        try:   # closing the backend's stream releases what it holds (the local model's lock)
+            while True:
+                try:
+                    piece = next(pieces)
+                except StopIteration:
+                    return
+                except Exception as exc:
+                    self._count(Completion("", seconds=time.perf_counter() - started))
+                    raise self._as_llm_error(exc) from exc
+                if isinstance(piece, Completion):
+                    completion = piece if piece.seconds else Completion(**{**asdict(piece),
+                                                                          "seconds": time.perf_counter() - started})
+                    self._count(completion)
+                    self._store(key, completion)
+                else:
+                    yield piece
+        finally:
+            pieces.close()

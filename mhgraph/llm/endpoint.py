@@ -5,6 +5,7 @@ exponential backoff (max_retries); what still fails becomes one LLMError line.""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Iterator, Sequence
 
@@ -31,6 +32,7 @@ class OpenAIChat:
         self.base_url = base_url or "https://api.openai.com/v1"
         self.timeout = timeout
         self.max_retries = max_retries
+        self.identity = self.base_url   # one model name may be two models on two servers
         # A local server needs no key, but the client insists on one.
         self._llm = OpenAILLM(model_name=model, base_url=base_url, api_key=api_key or "unused",
                               timeout=timeout, max_retries=max_retries,
@@ -39,29 +41,32 @@ class OpenAIChat:
         # json_schema; json_object with the schema beside it (llama.cpp's server turns that into a
         # grammar); plain JSON mode (the schema stays in the check after the reply).
         self._json_form = 0
+        self._lock = threading.Lock()
 
-    def _response_format(self, json_schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _response_format(self, json_schema: dict[str, Any] | None, form: int) -> dict[str, Any] | None:
         if json_schema is None:
             return None
         return [{"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema}},
                 {"type": "json_object", "schema": json_schema},
-                {"type": "json_object"}][self._json_form]
+                {"type": "json_object"}][form]
 
     def complete(self, messages: Sequence[LLMMessage], *, json_schema: dict[str, Any] | None = None,
                  **params: Any) -> Completion:
         started = time.perf_counter()
         while True:
+            form = self._json_form
             try:
-                response = self._llm.invoke(list(messages), response_format=self._response_format(json_schema),
+                response = self._llm.invoke(list(messages), response_format=self._response_format(json_schema, form),
                                             **params)
                 break
             except LLMGenerationError as exc:
                 cause = exc.__context__ or exc
                 # A server that rejects a form of structured output names response_format in its
                 # error (400, 422, or 500 from llama.cpp's server): try the next form.
-                if (json_schema is not None and self._json_form < 2 and isinstance(cause, self.openai.APIStatusError)
+                if (json_schema is not None and form < 2 and isinstance(cause, self.openai.APIStatusError)
                         and "response_format" in str(cause)):
-                    self._json_form += 1
+                    with self._lock:   # worker threads may be rejected at the same form at once
+                        self._json_form = max(self._json_form, form + 1)
                     continue
                 raise self._error(cause) from exc
         usage = response.usage

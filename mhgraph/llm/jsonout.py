@@ -33,7 +33,7 @@ def candidates(text: str) -> list[str]:
         found.append(body)
         found.append(_TRAILING_COMMA.sub(r"\1", body))
         found.append(_TRAILING_COMMA.sub(r"\1", body).replace("\u201c", '"').replace("\u201d", '"'))
-    elif 0 <= start:  # cut off (max_tokens): close what is open, if that is all that is missing
+    if 0 <= start:  # cut off (max_tokens): close what is open, if that is all that is missing
         found.append(_close(text[start:]))
     return list(dict.fromkeys(found))
 

@@ -22,17 +22,20 @@ class LlamaCppChat:
     backend = "local"
 
     def __init__(self, model_path: Path, *, context: int = 8192, threads: int | None = None) -> None:
+        # Without this, OpenMP threads spin while waiting and starve everything else on the
+        # machine (offline-models.md measured generation falling from 8.5 to 2.2 tokens/s). libgomp
+        # reads it when it loads, which importing llama_cpp does: so before the import.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import llama_cpp
         except ImportError as exc:
             raise LLMError(BUILD_HINT) from exc
         if not model_path.is_file():
             raise LLMError(f"{model_path}: no such model file (llm_model_path)")
-        # Without this, OpenMP threads spin while waiting and starve everything else on the
-        # machine (offline-models.md measured generation falling from 8.5 to 2.2 tokens/s).
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self.model = model_path.stem
         self.path = model_path
+        stat = model_path.stat()   # two files of the same name are two models to the cache
+        self.identity = f"{model_path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
         self._llama_cpp = llama_cpp
         try:
             self._llama = llama_cpp.Llama(model_path=str(model_path), n_ctx=context, n_threads=threads or os.cpu_count(),
@@ -71,16 +74,19 @@ class LlamaCppChat:
 
     def stream(self, messages: Sequence[LLMMessage], **params: Any) -> Iterator[str | Completion]:
         pieces: list[str] = []
-        with self._lock:
+        with self._lock:   # released when the stream ends or is closed (LLM.stream closes it)
             self._prompt_seconds()
             started = time.perf_counter()
+            chunks = self._llama.create_chat_completion(messages=list(messages), stream=True, **params)
             try:
-                for chunk in self._llama.create_chat_completion(messages=list(messages), stream=True, **params):
+                for chunk in chunks:
                     if text := chunk["choices"][0]["delta"].get("content"):
                         pieces.append(text)
                         yield text
             except ValueError as exc:
                 raise LLMError(f"{self.path.name}: {exc}") from exc
+            finally:
+                chunks.close()
             seconds = time.perf_counter() - started
             prompt_seconds = self._prompt_seconds()
         yield Completion(text="".join(pieces), completion_tokens=len(pieces), seconds=seconds,

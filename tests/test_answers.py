@@ -18,6 +18,7 @@ from mhgraph.retrieval.base import RetrievedChunk
 from tests.conftest import SAMPLE, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
 
+
 def Question_stub(answer: str):  # noqa: N802 (reads like the Question it stands for)
     from types import SimpleNamespace
 

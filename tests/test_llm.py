@@ -4,7 +4,6 @@ errors; JSON repaired, retried, then counted as a failure; streams, slow ones in
 
 from __future__ import annotations
 
-import json
 import socket
 from pathlib import Path
 

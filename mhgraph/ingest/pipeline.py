@@ -17,11 +17,11 @@ from tqdm import tqdm
 
 from mhgraph import cypher
 from mhgraph.config import Settings
+from mhgraph.embeddings import TextEmbedder, load_embedder
+from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
-from mhgraph.embeddings import TextEmbedder, load_embedder
-from mhgraph.errors import InputError, MhgraphError
 from mhgraph.ingest.corpus import Article, Format, open_corpus
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 

@@ -9,6 +9,7 @@ from neo4j_graphrag.types import LLMMessage
 
 from mhgraph.errors import MhgraphError
 
+
 @dataclass(frozen=True)
 class Completion:
     text: str

@@ -18,4 +18,6 @@ if ! ls "$cache"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "$python" -m pip wheel --no-deps --no-binary llama-cpp-python -w "$cache" "llama-cpp-python==$version"
 fi
-"$python" -m pip install -q --find-links "$cache" -e ".[local-llm]"
+log=.venv/pip-local-llm.log   # shown only if the install fails
+"$python" -m pip install -q --find-links "$cache" -e ".[local-llm]" > "$log" 2>&1 \
+  || { cat "$log"; echo "error: installing the local-llm extra failed (log: $log)" >&2; exit 1; }

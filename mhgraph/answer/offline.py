@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from typing import Iterator, Sequence
 
-from mhgraph.answer.reader import ABSTAIN, Answer, Citation, published
+from mhgraph.answer.reader import ABSTAIN, Answer, Citation
 from mhgraph.retrieval.base import RetrievedChunk
 
 LABEL = "offline heuristic (no language model)"
@@ -58,8 +58,7 @@ class OfflineReader:
         return self._answer(best, where[best], chunks)
 
     def _answer(self, text: str, numbers: list[int], chunks: Sequence[RetrievedChunk]) -> Answer:
-        citations = [Citation(n, chunks[n - 1].chunk_id, chunks[n - 1].title, chunks[n - 1].source,
-                              published(chunks[n - 1])) for n in numbers]
+        citations = [Citation.of(n, chunks) for n in numbers]
         raw = text + " " + "".join(f"[{n}]" for n in numbers)
         return Answer(text, False, citations, raw, self.label, None, len(chunks))
 

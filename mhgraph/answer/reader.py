@@ -34,8 +34,14 @@ class Citation:
     source: str | None
     published: str | None       # YYYY-MM-DD
 
+    @classmethod
+    def of(cls, number: int, chunks: Sequence[RetrievedChunk]) -> Citation:
+        """Citation [number] of the excerpts `chunks` (numbered from 1)."""
+        chunk = chunks[number - 1]
+        return cls(number, chunk.chunk_id, chunk.title, chunk.source, published(chunk))
+
     def line(self) -> str:
-        return f"[{self.number}] {self.title or '(untitled)'} ({', '.join(p for p in (self.source, self.published) if p)})"
+        return f"[{self.number}] {heading(self.title, self.source, self.published)}"
 
 
 @dataclass
@@ -58,9 +64,14 @@ def published(chunk: RetrievedChunk) -> str | None:
     return chunk.published_at.date().isoformat() if chunk.published_at else None
 
 
+def heading(title: str | None, source: str | None, date: str | None) -> str:
+    """An excerpt's heading, the same in the prompt and in the sources `ask` lists: title (source, date)."""
+    return f"{title or '(untitled)'} ({', '.join(p for p in (source, date) if p)})"
+
+
 def evidence_block(chunks: Sequence[RetrievedChunk]) -> str:
-    return "\n\n".join(f"[{n}] {c.title or '(untitled)'} ({', '.join(p for p in (c.source, published(c)) if p)})\n"
-                       f"{c.text.strip()}" for n, c in enumerate(chunks, start=1))
+    return "\n\n".join(f"[{n}] {heading(c.title, c.source, published(c))}\n{c.text.strip()}"
+                       for n, c in enumerate(chunks, start=1))
 
 
 def messages(question: str, chunks: Sequence[RetrievedChunk]) -> list[dict[str, str]]:
@@ -80,9 +91,7 @@ def parse_reply(raw: str, chunks: Sequence[RetrievedChunk], reader: str) -> Answ
     numbers = [int(n) for n in CITATION.findall(raw)]
     cited = list(dict.fromkeys(n for n in numbers if 1 <= n <= len(chunks)))
     abstained = is_abstention(text)
-    citations = [] if abstained else [
-        Citation(n, chunks[n - 1].chunk_id, chunks[n - 1].title, chunks[n - 1].source, published(chunks[n - 1]))
-        for n in cited]
+    citations = [] if abstained else [Citation.of(n, chunks) for n in cited]
     failed = None if text else "empty reply"
     return Answer(ABSTAIN if abstained else text, abstained, citations, raw, reader, failed, len(chunks))
 

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import neo4j
 from tqdm import tqdm
@@ -38,6 +38,7 @@ from mhgraph.retrieval import build_retriever, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
 
 BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
+T = TypeVar("T")
 
 
 def default_questions_path() -> Path:
@@ -109,28 +110,29 @@ def chunk_embeddings(driver: neo4j.Driver, database: str | None, ids: Sequence[s
     return {r["chunk_id"]: r["embedding"] for r in records}
 
 
-def _run_all(retriever, questions: Sequence[Question], options: EvalOptions) -> dict[str, RetrievalResult]:
-    search = lambda q: retriever.search(q.query, top_k=options.top_k)  # noqa: E731
-    results: dict[str, RetrievalResult] = {}
-    with tqdm(total=len(questions), desc=f"eval {options.method}", unit="q", disable=not options.progress) as bar, \
+def _per_question(work: Callable[[Question], T], questions: Sequence[Question], options: EvalOptions,
+                  desc: str) -> dict[str, T]:
+    """work(q) for every question on options.workers threads, by question id, with a progress bar."""
+    done: dict[str, T] = {}
+    with tqdm(total=len(questions), desc=desc, unit="q", disable=not options.progress) as bar, \
             ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        for q, result in zip(questions, pool.map(search, questions)):  # results come back in question order
-            results[q.id] = result
+        for q, result in zip(questions, pool.map(work, questions)):  # results come back in question order
+            done[q.id] = result
             bar.update()
-    return results
+    return done
+
+
+def _run_all(retriever, questions: Sequence[Question], options: EvalOptions) -> dict[str, RetrievalResult]:
+    return _per_question(lambda q: retriever.search(q.query, top_k=options.top_k), questions, options,
+                         f"eval {options.method}")
 
 
 def _answer_all(llm: LLM | None, questions: Sequence[Question], results: dict[str, RetrievalResult],
                 options: EvalOptions) -> tuple[dict[str, Answer], dict[str, dict[str, Any]], dict[str, Any]]:
     reader = build_reader(llm)
     k = options.answer_k or options.top_k
-    read = lambda q: reader.answer(q.query, results[q.id].final_ranking()[:k])  # noqa: E731
-    answers: dict[str, Answer] = {}
-    with tqdm(total=len(questions), desc=f"answer ({reader.label})", unit="q", disable=not options.progress) as bar, \
-            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        for q, answer in zip(questions, pool.map(read, questions)):
-            answers[q.id] = answer
-            bar.update()
+    answers = _per_question(lambda q: reader.answer(q.query, results[q.id].final_ranking()[:k]), questions, options,
+                            f"answer ({reader.label})")
     scores = {q.id: score_answer(q, answers[q.id]) for q in questions}
     summary = summarise_answers(questions, answers, scores, reader=reader.label, top_k=k,
                                 usage=llm.usage.as_dict() if llm else None)

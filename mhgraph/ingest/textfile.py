@@ -103,10 +103,6 @@ class TextWindow:
         """The next character ('' at the end of the file)."""
         return self.text[self.pos] if self.ensure(1) else ""
 
-    def read_to_end(self) -> None:
-        while self.fill():
-            pass
-
     def consume(self) -> None:
         """Forget what lies before `pos` once it is worth a copy (about half a block)."""
         if self.pos < self.block_bytes // 2:

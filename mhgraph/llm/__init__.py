@@ -10,11 +10,7 @@ from mhgraph.llm.cache import ResponseCache
 from mhgraph.llm.client import LLM, Usage
 from mhgraph.llm.packaged import DEFAULT_LOCAL_MODEL, PACKAGED_GGUF
 
-__all__ = ["LLM", "ChatBackend", "Completion", "LLMError", "LLMOutputError", "Usage", "load_llm", "backend_name",
-           "OFFLINE"]
-
-# How reports name results made without a language model.
-OFFLINE = "none (offline strategy, no language model)"
+__all__ = ["LLM", "ChatBackend", "Completion", "LLMError", "LLMOutputError", "Usage", "load_llm", "backend_name"]
 
 
 def backend_name(settings: Settings) -> str:

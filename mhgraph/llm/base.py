@@ -33,7 +33,8 @@ class ChatBackend(Protocol):
                  **params: Any) -> Completion: ...
 
     def stream(self, messages: Sequence[LLMMessage], **params: Any) -> Iterator[str | Completion]:
-        """Text pieces as they are generated, then one Completion with the whole text and counts."""
+        """Text pieces as they are generated, then one Completion with the whole text, its counts
+        and seconds."""
         ...
 
 

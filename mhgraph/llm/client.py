@@ -71,8 +71,10 @@ class LLM:
         if self.cache is not None and completion.text.strip():   # an empty reply is a failure: not kept
             self.cache.put(key, completion)
 
-    def _as_llm_error(self, exc: Exception) -> LLMError:
-        """Anything a backend raises becomes one line naming the model: a run records it and goes on."""
+    def _failed_call(self, exc: Exception, started: float) -> LLMError:
+        """A failed call is a call all the same (counted, with its time; nothing cached), and anything
+        a backend raises becomes one line naming the model: a run records it and goes on."""
+        self._count(Completion("", seconds=time.perf_counter() - started))
         if isinstance(exc, LLMError):
             return exc
         return LLMError(" ".join(f"{self.label}: {type(exc).__name__}: {exc}".split()))
@@ -93,9 +95,8 @@ class LLM:
         started = time.perf_counter()
         try:
             completion = self.backend.complete(messages, json_schema=json_schema, **params)
-        except Exception as exc:   # a call all the same: counted (and its time), nothing cached
-            self._count(Completion("", seconds=time.perf_counter() - started))
-            raise self._as_llm_error(exc) from exc
+        except Exception as exc:
+            raise self._failed_call(exc, started) from exc
         self._count(completion)
         self._store(key, completion)
         return completion
@@ -148,13 +149,10 @@ class LLM:
                 except StopIteration:
                     return
                 except Exception as exc:
-                    self._count(Completion("", seconds=time.perf_counter() - started))
-                    raise self._as_llm_error(exc) from exc
-                if isinstance(piece, Completion):
-                    completion = piece if piece.seconds else Completion(**{**asdict(piece),
-                                                                          "seconds": time.perf_counter() - started})
-                    self._count(completion)
-                    self._store(key, completion)
+                    raise self._failed_call(exc, started) from exc
+                if isinstance(piece, Completion):   # the end: the whole reply, its counts and time
+                    self._count(piece)
+                    self._store(key, piece)
                 else:
                     yield piece
         finally:

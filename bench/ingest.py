@@ -84,6 +84,37 @@ def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
 
+class RssTimeline:
+    """Samples this process's resident memory every `every` seconds in a daemon thread: where
+    memory grows during an ingest (flat, a plateau, or with the corpus) shows in the curve, not in
+    one peak figure. At most `points` samples are kept (every other one dropped when full)."""
+
+    def __init__(self, every: float = 2.0, points: int = 240) -> None:
+        import threading
+
+        self.every, self.points, self.samples = every, points, []
+        self._stop = threading.Event()
+        self._started = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "RssTimeline":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        step = self.every
+        while not self._stop.wait(step):
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    self.samples.append([round(time.perf_counter() - self._started, 1), mib(int(line.split()[1]))])
+            if len(self.samples) >= self.points:  # keep the whole run's shape at half the resolution
+                self.samples, step = self.samples[::2], step * 2
+
+
 def articles_of(path: Path) -> list[Any]:
     """The corpus's articles, each once (as mhgraph stores them): both sides get the same list."""
     from mhgraph.ingest.corpus import read_corpus
@@ -279,8 +310,10 @@ def child_main(args: argparse.Namespace) -> int:
 
         settings = load_settings(job["flags"])
         run = side_mhgraph if job["side"] == "mhgraph" else side_graphrag
-        out = run(settings, Path(job["corpus"]), job["params"])
+        with RssTimeline() as timeline:
+            out = run(settings, Path(job["corpus"]), job["params"])
         out["peak_rss_kib"] = peak_rss_kib()
+        out["rss_timeline_mib"] = timeline.samples
         out["torch_threads"] = torch.get_num_threads()
     except (MhgraphError, BenchError) as exc:
         print(f"error ({job['side']}): {exc}", file=sys.stderr)
@@ -511,6 +544,7 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
                 "chunks_per_s": round(r["chunks"] / r["ingest_s"], 1) if r["ingest_s"] else None,
                 "peak_rss_mib": mib(r["peak_rss_kib"]),
                 "rss_after_model_load_mib": mib(r["rss_after_model_load_kib"]),
+                "rss_timeline_mib": r["rss_timeline_mib"],
                 "embedding_model": r["embedding_model"], "runtime": r["runtime"], "embedding_device": r["device"],
                 "torch_threads": r["torch_threads"],
                 "load_average_1min": {"before": round(load_before, 2), "after": round(load_after, 2)},
@@ -558,8 +592,8 @@ def run_bench(args: argparse.Namespace, corpus: Path, out: Path, env_uri: str | 
         "method": ("one run per side, in order " + ", ".join(args.sides) + "; database emptied (nodes, constraints, "
                    "indexes) before each; each side in its own child process; model_load_s is loading "
                    "the side's embedder, ingest_s is everything after (reading the corpus, chunking, schema, "
-                   "embedding, writing); chunks_per_s = chunks / ingest_s; peak RSS is the child's ru_maxrss; "
-                   "load_average_1min shows how busy the machine was (other work shares its cores)"),
+                   "embedding, writing); chunks_per_s = chunks / ingest_s; peak RSS is the child's VmHWM, "
+                   "rss_timeline_mib its VmRSS sampled every 2 s or more ([seconds, MiB]); load_average_1min shows how busy the machine was (other work shares its cores)"),
         "results": rows,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from mhgraph.graph.capabilities import detect
 from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
 from mhgraph.ingest.corpus import Article, Format, open_corpus
+from mhgraph.ingest.memory import release_free_memory
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 
 
@@ -231,6 +232,7 @@ def ingest_corpus(
             if not overlap:
                 bar.update(pending.result())
                 pending = None
+            release_free_memory()  # the batch's activations, freed by now, go back to the system
             bar.set_postfix(chunks=tally.written_chunks, refresh=False)
         if pending is not None:
             bar.update(pending.result())

@@ -47,6 +47,10 @@ ENV_VARS: dict[str, str] = {
     "vector_search_ratio": "MHGRAPH_VECTOR_SEARCH_RATIO",
     "hybrid_ranker": "MHGRAPH_HYBRID_RANKER",
     "hybrid_alpha": "MHGRAPH_HYBRID_ALPHA",
+    "filter_extractor": "MHGRAPH_FILTER_EXTRACTOR",
+    "filter_mode": "MHGRAPH_FILTER_MODE",
+    "metarag_candidates": "MHGRAPH_METARAG_CANDIDATES",
+    "reranker": "MHGRAPH_RERANKER",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -63,6 +67,9 @@ VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
 # larger of the two (naive), or alpha x vector + (1 - alpha) x fulltext (linear).
 HYBRID_RANKERS = ("naive", "linear")
 LLM_BACKENDS = ("auto", "openai", "local", "none")
+# metarag: where its filter comes from (mhgraph/filters/extractors.py) and how Neo4j applies it
+FILTER_EXTRACTORS = ("rules", "llm", "reference", "gold")
+FILTER_MODES = ("index", "exact")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
@@ -105,6 +112,13 @@ class Settings:
     # hybrid: naive | linear (HYBRID_RANKERS), and the vector weight of the linear ranker
     hybrid_ranker: str = "naive"
     hybrid_alpha: float = 0.5
+    # metarag: filter extractor (FILTER_EXTRACTORS), filter mode (index: in the vector index,
+    # exact: pre-filtered exact search), K candidates searched, and the reranker that keeps the best
+    # K' of them (a cross-encoder name or path, nanoranker, bi-encoder:MODEL; unset: no reranking)
+    filter_extractor: str = "rules"
+    filter_mode: str = "index"
+    metarag_candidates: int = 20
+    reranker: str | None = None
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -218,6 +232,13 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.llm_backend not in LLM_BACKENDS:
         raise MhgraphError(f"setting 'llm_backend' from {where('llm_backend')}: expected one of "
                            f"{', '.join(LLM_BACKENDS)}, got {settings.llm_backend!r}")
+    for name, allowed in (("filter_extractor", FILTER_EXTRACTORS), ("filter_mode", FILTER_MODES)):
+        if getattr(settings, name) not in allowed:
+            raise MhgraphError(f"setting '{name}' from {where(name)}: expected one of {', '.join(allowed)}, "
+                               f"got {getattr(settings, name)!r}")
+    if settings.metarag_candidates < 1:
+        raise MhgraphError(f"setting 'metarag_candidates' from {where('metarag_candidates')}: expected at least 1, "
+                           f"got {settings.metarag_candidates}")
     if settings.hybrid_ranker not in HYBRID_RANKERS:
         raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
                            f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")

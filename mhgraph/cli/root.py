@@ -17,6 +17,8 @@ from mhgraph.errors import MhgraphError
 
 SAMPLE_CORPUS = "data/sample/corpus.json"
 SAMPLE_CORPUS_NAME = "sample"
+# what --rerank uses when no reranker is named (a registry package carries its weights)
+DEFAULT_RERANKER = "bi-encoder:bge-small-en-v1.5"
 
 
 def sample_corpus_path() -> Path:
@@ -71,6 +73,39 @@ def llm_options(command):
     ]):
         command = option(command)
     return command
+
+
+def metarag_options(command):
+    """The flags of the metarag method, shared by query, ask and eval. They become the settings
+    filter_extractor, filter_mode, metarag_candidates and reranker (see mhgraph/config.py)."""
+    from mhgraph.config import FILTER_EXTRACTORS, FILTER_MODES
+
+    for option in reversed([
+        click.option("--filter-extractor", type=click.Choice(FILTER_EXTRACTORS),
+                     help="metarag: where the metadata filter comes from (default rules; gold is an upper bound, "
+                          "eval only)."),
+        click.option("--filter-mode", type=click.Choice(FILTER_MODES),
+                     help="metarag: filter inside the vector index (default) or exact pre-filtered search."),
+        click.option("--candidates", "metarag_candidates", type=click.IntRange(min=1),
+                     help="metarag: chunks searched before reranking (K, default 20); -k keeps K'."),
+        click.option("--rerank/--no-rerank", default=None,
+                     help=f"metarag: rerank the candidates (with --reranker, else {DEFAULT_RERANKER})."),
+        click.option("--reranker", help="metarag: a cross-encoder name or path, nanoranker, or bi-encoder:MODEL "
+                                        "(implies --rerank)."),
+    ]):
+        command = option(command)
+    return command
+
+
+def apply_rerank(settings: Settings, rerank: bool | None) -> Settings:
+    """--no-rerank clears the reranker; --rerank without one named takes DEFAULT_RERANKER."""
+    import dataclasses
+
+    if rerank is False:
+        return dataclasses.replace(settings, reranker=None)
+    if rerank and not settings.reranker:
+        return dataclasses.replace(settings, reranker=DEFAULT_RERANKER)
+    return settings
 
 
 def quiet_progress() -> None:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from mhgraph.cli.root import cli, llm_options, settings_from
+from mhgraph.cli.root import apply_rerank, cli, llm_options, metarag_options, settings_from
 from mhgraph.errors import MhgraphError
 
 
@@ -17,18 +17,28 @@ from mhgraph.errors import MhgraphError
 @click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
+@metarag_options
+@llm_options
 @click.pass_context
 def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None,
-          corpus: str | None, width: int) -> None:
+          corpus: str | None, width: int, rerank: bool | None, llm_backend: str | None, llm_model: str | None,
+          no_cache: bool, **metarag: object) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
     from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 
-    settings = settings_from(ctx, embedding_model=embedding_model, corpus=corpus)
+    settings = apply_rerank(settings_from(ctx, embedding_model=embedding_model, corpus=corpus, llm_backend=llm_backend,
+                                          llm_model=llm_model, **metarag), rerank)
     with connect(settings) as driver:
-        result = build_retriever(method, driver, settings).search(question, top_k=top_k)
+        retriever = build_retriever(method, driver, settings, llm=method_llm(method, settings, no_cache))
+        result = retriever.search(question, top_k=top_k)
+    phases = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.phases.items())
     click.echo(f"{result.method} on corpus '{result.params.get('corpus')}': {len(result.hops)} hop(s), "
-               f"{result.seconds * 1000:.0f} ms")
+               f"{result.seconds * 1000:.0f} ms" + (f" ({phases})" if phases else ""))
+    if extraction := result.details.get("extraction"):
+        click.echo(f"filter ({result.params['filter_extractor']}): {extraction['filter'] or 'none, unfiltered search'}"
+                   + (f"; dropped: {', '.join(extraction['dropped'])}" if extraction["dropped"] else "")
+                   + (f"; {extraction['failure']}" if extraction.get("failure") else ""))
     for hop in result.hops:
         click.echo(f"\nhop {hop.index}  query: {hop.query!r}  filters: {hop.filters or '-'}  "
                    f"({hop.seconds * 1000:.0f} ms)")
@@ -45,20 +55,23 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1),
               help="Chunks of the final ranking given to the model.")
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
+@metarag_options
 @llm_options
 @click.pass_context
 def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,
-        llm_model: str | None, no_cache: bool) -> None:
+        llm_model: str | None, no_cache: bool, rerank: bool | None, **metarag: object) -> None:
     """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
     from mhgraph.answer import build_reader
     from mhgraph.graph.connection import connect
     from mhgraph.llm import load_llm
     from mhgraph.retrieval import build_retriever
 
-    settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
-    reader = build_reader(load_llm(settings, cache=not no_cache))  # a model problem shows before retrieval
+    settings = apply_rerank(settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model,
+                                          **metarag), rerank)
+    llm = load_llm(settings, cache=not no_cache)
+    reader = build_reader(llm)  # a model problem shows before retrieval
     with connect(settings) as driver:
-        result = build_retriever(method, driver, settings).search(question, top_k=top_k)
+        result = build_retriever(method, driver, settings, llm=llm).search(question, top_k=top_k)
     chunks = result.final_ranking()[:top_k]
     click.echo(f"[{reader.label}, {len(chunks)} chunks from {method}]", err=True)
     answer = None
@@ -75,3 +88,12 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
         click.echo("\nSources:")
         for citation in answer.citations:
             click.echo(f"  {citation.line()}")
+
+
+def method_llm(method: str, settings, no_cache: bool):
+    """The language model a retrieval method calls itself (metarag's llm extractor), else None."""
+    if method == "metarag" and settings.filter_extractor == "llm":
+        from mhgraph.llm import load_llm
+
+        return load_llm(settings, cache=not no_cache)
+    return None

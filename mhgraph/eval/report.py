@@ -119,8 +119,10 @@ def to_markdown(summary: Summary) -> str:
         *_counts_lines(summary, scoring),
         f"Latency per question: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms.", "",
     ]
+    lines += _steps_lines(summary)
     if scoring == "official":  # ours is still computed (results.json, traces), but not shown
-        return "\n".join([*lines, *_official_section(summary, scoring), *_answers_section(summary), ""])
+        return "\n".join([*lines, *_official_section(summary, scoring), *_filters_section(summary),
+                          *_answers_section(summary), ""])
     lines += [
         "## Hop-conditioned precision / recall / F1", "",
         "Macro averages over the scored questions; D_r is the accumulated set after hop r "
@@ -142,10 +144,48 @@ def to_markdown(summary: Summary) -> str:
                        "evidence but no gold chunk"],
                       [[str(null["null_questions"]), f"{null['avg_returned']:.1f}", str(null["abstained"]),
                         str(null["unmatched"])]]), ""]
+    lines += _filters_section(summary)
     lines += _answers_section(summary)
     if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
         lines += ["## Gold evidence coverage", "", "\n".join(coverage["lines"]), ""]
     return "\n".join(lines)
+
+
+def _steps_lines(summary: Summary) -> list[str]:
+    """Latency of each step a method reports apart (e.g. filter, search, rerank)."""
+    phases = summary.get("phases_ms")
+    if not phases:
+        return []
+    return ["Per step: " + "; ".join(f"{name} p50 {p['p50']:.1f} ms, p95 {p['p95']:.1f} ms"
+                                     for name, p in phases.items()) + ".", ""]
+
+
+FILTER_COLUMNS = {"source_precision": "source P", "source_recall": "source R", "date_precision": "date P",
+                  "date_recall": "date R", "evidence_admitted": "evidence admitted", "has_sources": "with sources",
+                  "has_dates": "with dates", "agrees_sources": "same sources as reference",
+                  "agrees_dates": "same dates as reference"}
+
+
+def _filters_section(summary: Summary) -> list[str]:
+    """metarag's filters against each question's evidence (mhgraph/filters/quality.py)."""
+    filters = summary.get("filters")
+    if not filters:
+        return []
+    groups = filters["groups"]
+    columns = [k for k in FILTER_COLUMNS if any(g.get(k) is not None for g in groups.values())]
+    rows = [[name, str(g["n"]), *(_f(g[k]) if g.get(k) is not None else "-" for k in columns)]
+            for name, g in groups.items()]
+    label = filters["extractor"] + (" (upper bound: the evidence's own sources and dates)"
+                                    if filters.get("upper_bound") else "")
+    dropped = ", ".join(f"{name} ({n})" for name, n in filters["dropped_names"].items())
+    return ["## Metadata filters", "",
+            f"Extractor **{label}**. Of {filters['questions']} questions, {filters['filtered']} were searched "
+            f"with a filter and {filters['fallbacks']} without (no usable filter: unfiltered search); "
+            f"{filters['filtered_null']} of {filters['null']} null questions got a filter; "
+            f"{filters['failures']} extraction failures.", "",
+            *_table(["group", "n", *(FILTER_COLUMNS[k] for k in columns)], rows), "",
+            *([f"Names dropped (no Source in the graph): {dropped}.", ""] if dropped else []),
+            *([f"Reference filters: {filters['reference']}.", ""] if filters.get("reference") else [])]
 
 
 def _answers_section(summary: Summary) -> list[str]:

@@ -15,9 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import neo4j
+import numpy as np
 from tqdm import tqdm
 
 from mhgraph import cypher
@@ -144,6 +145,7 @@ def _result_json(q: Question, result: RetrievalResult, gold: Sequence[str]) -> d
     return {
         "id": q.id, "query": q.query, "type": q.question_type, "answer": q.answer, "gold": list(gold),
         "seconds": result.seconds, "params": result.params,
+        **({"phases": result.phases} if result.phases else {}), **result.details,
         "hops": [{"hop": h.index, "query": h.query, "filters": h.filters, "seconds": h.seconds,
                   "chunks": [{"chunk_id": c.chunk_id, "rank": c.rank, "score": c.score, "title": c.title,
                               "source": c.source, "parent_id": c.parent_id, "gold": c.chunk_id in wanted}
@@ -157,6 +159,43 @@ def _official_json(scores: dict[str, official.OfficialScore | None] | None, ques
         return {}
     score = scores[question_id]
     return {"official": score.to_json() if score is not None else None}
+
+
+def phase_latency(results: Iterable[RetrievalResult]) -> dict[str, dict[str, float]]:
+    """p50, p95 and mean milliseconds of each named step (filter, search, rerank), where the
+    method reports its steps apart."""
+    by_phase: dict[str, list[float]] = {}
+    for r in results:
+        for phase, seconds in r.phases.items():
+            by_phase.setdefault(phase, []).append(seconds * 1000.0)
+    return {phase: {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)),
+                    "mean": float(np.mean(ms))} for phase, ms in by_phase.items()}
+
+
+def filter_report(driver: neo4j.Driver, database: str | None, corpus: str, questions: Sequence[Question],
+                  results: dict[str, RetrievalResult], params: dict[str, Any]) -> dict[str, Any]:
+    """metarag's filters: quality against the evidence, agreement with the reference filters
+    (when the file is there), fallbacks to unfiltered search."""
+    from mhgraph.filters.extractors import Extraction, build_extractor, default_reference_path
+    from mhgraph.filters.model import MetadataFilter
+    from mhgraph.filters.quality import summarise_quality
+
+    extractions = {}
+    for q in questions:
+        e = results[q.id].details["extraction"]
+        extractions[q.id] = Extraction(MetadataFilter.from_json(e["filter"]), tuple(e["dropped"]), e["seconds"],
+                                       e.get("failure"))
+    reference = None
+    if default_reference_path().is_file():
+        lookup = build_extractor("reference", driver, database, corpus)
+        listed = {q.id: lookup.extract(q.query) for q in questions}
+        reference = {qid: e for qid, e in listed.items() if e.failure is None}
+    report = summarise_quality(questions, extractions, reference)
+    report["extractor"] = params.get("filter_extractor")
+    report["upper_bound"] = report["extractor"] == "gold"
+    report["reference"] = str(default_reference_path()) if reference is not None else None
+    report["fallbacks"] = sum(r.details.get("fallback", False) for r in results.values())
+    return report
 
 
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
@@ -173,11 +212,14 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     gold = matcher.gold_sets(questions)
     coverage = coverage_report(questions, matcher)
 
-    # The reader's model first: a missing model or endpoint setting fails before any retrieval.
-    llm = load_llm(settings, cache=options.llm_cache) if options.answer else None
+    # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
+    # setting fails before any retrieval.
+    needs_llm = options.answer or (options.method == "metarag" and settings.filter_extractor == "llm")
+    llm = load_llm(settings, cache=options.llm_cache) if needs_llm else None
     # Model loading and the first query's planning happen here, outside the timed searches.
     embedder = embedder or question_embedder(driver, settings, corpus)
-    retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus)
+    retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus, llm=llm,
+                                questions=questions)
     retriever.search(questions[0].query, top_k=options.top_k)
     params = {**options.params, **retriever.params}
 
@@ -200,6 +242,10 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     official_scores = official.score_all(questions, results) if options.scoring != "ours" else None
     if official_scores is not None:
         summary["official"] = official.summarise(questions, official_scores)
+    if phases := phase_latency(results.values()):
+        summary["phases_ms"] = phases
+    if any("extraction" in r.details for r in results.values()):
+        summary["filters"] = filter_report(driver, database, corpus, questions, results, retriever.params)
     answers = answer_scores = None
     if options.answer:
         answers, answer_scores, summary["answers"] = _answer_all(llm, questions, results, options)

@@ -10,7 +10,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.retrieval.base import Retriever
 
-METHODS = ("vector", "bm25", "hybrid")
+METHODS = ("vector", "bm25", "hybrid", "metarag")
 
 
 def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> TextEmbedder:
@@ -28,9 +28,11 @@ def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> 
 
 
 def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder=None,
-                    corpus: str | None = None) -> Retriever:
+                    corpus: str | None = None, *, llm=None, questions=None, reranker=None) -> Retriever:
     """The retriever for `method`, wired to the graph (and an embedder where it needs one) and
-    confined to one corpus: `corpus`, else `settings.corpus`, else the graph's only corpus."""
+    confined to one corpus: `corpus`, else `settings.corpus`, else the graph's only corpus.
+    metarag also takes the LLM of its `llm` filter extractor, the benchmark questions of its
+    `gold` one, and a loaded reranker (else the one settings.reranker names, if any)."""
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX, require_index
 
@@ -38,7 +40,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
     database = settings.neo4j_database
     corpus = resolve_corpus(driver, database, corpus or settings.corpus)
-    if method in ("vector", "hybrid"):
+    if method in ("vector", "hybrid", "metarag"):
         require_index(driver, database, VECTOR_INDEX)
         if embedder is None:
             embedder = question_embedder(driver, settings, corpus)
@@ -53,6 +55,17 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
 
         return VectorRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
                                search_ratio=settings.vector_search_ratio)
+    if method == "metarag":
+        from mhgraph.filters.extractors import build_extractor
+        from mhgraph.rerank.models import load_reranker
+        from mhgraph.retrieval.metarag import MetaRAGRetriever
+
+        extractor = build_extractor(settings.filter_extractor, driver, database, corpus, llm=llm, questions=questions)
+        if reranker is None and settings.reranker:
+            reranker = load_reranker(settings.reranker, settings.cache_dir)
+        return MetaRAGRetriever(driver, embedder, extractor, detect(driver, database), database, corpus=corpus,
+                                search_ratio=settings.vector_search_ratio, mode=settings.filter_mode,
+                                candidates=settings.metarag_candidates, reranker=reranker)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 

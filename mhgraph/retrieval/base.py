@@ -42,6 +42,11 @@ class RetrievalResult:
     hops: list[Hop]
     params: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0             # retrieval time for the whole question (model loading excluded)
+    # seconds of its named steps, where a method reports them apart (filter extraction, search,
+    # reranking): summed up, they make `seconds`
+    phases: dict[str, float] = field(default_factory=dict)
+    # what the method decided for this question (e.g. Multi-Meta-RAG's filter), kept in results.json
+    details: dict[str, Any] = field(default_factory=dict)
 
     def accumulated_ids(self, hop: int) -> list[str]:
         """Distinct chunk ids retrieved in hops 1..hop, in retrieval order (the set D_r)."""

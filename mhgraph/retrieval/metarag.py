@@ -1,0 +1,111 @@
+"""`metarag`: Multi-Meta-RAG (Poliakov & Shvai, 2024) in Neo4j.
+
+1. A filter extractor reads the question's sources and dates (mhgraph/filters), resolved against
+   the graph's Source nodes.
+2. The top `candidates` (K, default 20) chunks that satisfy the filter, by similarity to the
+   question, inside Neo4j:
+   - `index`: the vector index searches only the admitted chunks (Cypher 25 SEARCH ... WHERE on
+     an index carrying source and published_at; Neo4j 2026.01+), one search per day range;
+   - `exact`: the admitted chunks scored with vector.similarity.cosine, ordered, cut (any server).
+   A question with no usable filter is searched unfiltered (and counted as a fallback); a filter
+   that admits fewer than K chunks gives what it admits.
+3. Optionally a reranker (mhgraph/rerank) scores the K candidates and keeps the best K'
+   (`top_k`); without one, the first K' of the filtered search are kept.
+Filter values are always query parameters. Timings: filter extraction, search and reranking are
+reported apart (RetrievalResult.phases).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.config import FILTER_MODES
+from mhgraph.embeddings import TextEmbedder
+from mhgraph.errors import MhgraphError
+from mhgraph.filters.extractors import FilterExtractor
+from mhgraph.filters.model import MetadataFilter
+from mhgraph.graph.capabilities import Capabilities
+from mhgraph.graph.schema import VECTOR_INDEX
+from mhgraph.rerank.base import Reranker, rerank
+from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
+from mhgraph.retrieval.records import to_chunks
+
+DEFAULT_CANDIDATES = 20
+
+
+def filter_query(filt: MetadataFilter, mode: str) -> tuple[str, dict[str, Any]]:
+    """The query file and parameters that search the chunks `filt` admits (mode index|exact)."""
+    sources = list(filt.sources) or None
+    ranges = [{"from": start, "to": end} for start, end in filt.day_ranges()] or None
+    if mode == "exact":
+        return "retrieval/metarag_exact", {"sources": sources, "ranges": ranges}
+    if ranges is None:
+        return "retrieval/vector_search_sources", {"sources": sources}
+    if sources is None:
+        return "retrieval/metarag_index_dates", {"ranges": ranges}
+    return "retrieval/metarag_index_dated", {"sources": sources, "ranges": ranges}
+
+
+class MetaRAGRetriever(Retriever):
+    name = "metarag"
+
+    def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, extractor: FilterExtractor,
+                 capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
+                 mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None) -> None:
+        if mode not in FILTER_MODES:
+            raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
+        if mode == "index" and not capabilities.search_clause:
+            raise MhgraphError(f"filter mode 'index' needs Neo4j 2026.01+ (SEARCH ... WHERE on the vector index); "
+                               f"this server is {capabilities.version}: use --filter-mode exact")
+        self.driver = driver
+        self.embedder = embedder
+        self.extractor = extractor
+        self.database = database
+        self.corpus = corpus
+        self.search_ratio = search_ratio
+        self.mode = mode
+        self.candidates = candidates
+        self.reranker = reranker
+        self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
+                                      else "retrieval/vector_query_nodes")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"corpus": self.corpus, "filter_extractor": self.extractor.name, "filter_mode": self.mode,
+                "candidates": self.candidates, "search_ratio": self.search_ratio,
+                "reranker": self.reranker.name if self.reranker else None}
+
+    def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        extraction = self.extractor.extract(question)
+        filter_s = time.perf_counter() - started
+        t0 = time.perf_counter()
+        embedding = self.embedder.embed_query(question)
+        fetch = max(self.candidates, top_k)
+        common = {"embedding": embedding, "corpus": self.corpus, "top_k": fetch,
+                  "candidates": fetch * self.search_ratio, "index": VECTOR_INDEX}
+        fallback = extraction.filter.is_empty
+        if fallback:
+            query, params = self.unfiltered, {}
+        else:
+            name, params = filter_query(extraction.filter, self.mode)
+            query = cypher.load(name)
+        records, _, _ = self.driver.execute_query(query, **common, **params, database_=self.database,
+                                                  routing_=neo4j.RoutingControl.READ)
+        chunks = to_chunks(records)
+        search_s = time.perf_counter() - t0
+        rerank_s = 0.0
+        if self.reranker is not None:
+            chunks, rerank_s = rerank(self.reranker, question, chunks, top_k)
+        else:
+            chunks = chunks[:top_k]
+        seconds = time.perf_counter() - started
+        hop = Hop(index=1, chunks=chunks, query=question,
+                  filters=None if fallback else extraction.filter.to_json(), seconds=seconds)
+        details = {"extraction": extraction.to_json(), "fallback": fallback, "candidates_found": len(records)}
+        return RetrievalResult(question, self.name, [hop], params={"top_k": top_k, **self.params}, seconds=seconds,
+                               phases={"filter": filter_s, "search": search_s, "rerank": rerank_s}, details=details)

@@ -1,0 +1,245 @@
+"""Multi-Meta-RAG against the real server: filtered search in both Cypher forms, fallbacks,
+rerankers (loading paths and order), and an end-to-end eval on the bundled corpus."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import date
+
+import numpy as np
+import pytest
+
+from mhgraph.filters.extractors import Extraction, RulesExtractor, build_extractor
+from mhgraph.filters.model import MetadataFilter
+from mhgraph.graph.capabilities import detect
+from mhgraph.ingest.pipeline import ingest_corpus
+from mhgraph.rerank.base import rerank
+from mhgraph.rerank.models import CrossEncoderReranker, FlagCrossEncoderReranker, load_reranker
+from mhgraph.retrieval import build_retriever
+from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.retrieval.metarag import MetaRAGRetriever
+from tests.conftest import REPO, SAMPLE, run_cli, wipe
+
+BENCHMARK = REPO.parent / "shared" / "data" / "multihop-rag"
+# A slice of the benchmark corpus small enough to ingest in a test: six outlets, 61 articles
+NEWS_SOURCES = {"Fortune", "The Age", "Wired", "The New York Times", "Mashable", "Seeking Alpha"}
+
+
+@pytest.fixture(scope="module")
+def graph(driver, settings, server, embedder, tmp_path_factory):
+    """The bundled sample (corpus 'sample') and, where the benchmark is beside the checkout, the
+    articles of NEWS_SOURCES (corpus 'news')."""
+    wipe(driver, settings.neo4j_database)
+    ingest_corpus(SAMPLE / "corpus.json", settings, driver, embedder=embedder, progress=False)
+    if (BENCHMARK / "corpus.json").is_file():
+        articles = [a for a in json.loads((BENCHMARK / "corpus.json").read_text()) if a["source"] in NEWS_SOURCES]
+        path = tmp_path_factory.mktemp("news") / "news.json"
+        path.write_text(json.dumps(articles))
+        ingest_corpus(path, replace(settings, corpus="news"), driver, embedder=embedder, progress=False)
+    return driver
+
+
+class FixedFilter:
+    """An extractor that always returns one filter (tests the search, not the extraction)."""
+
+    name = "fixed"
+
+    def __init__(self, found: MetadataFilter) -> None:
+        self.found = found
+
+    def extract(self, question: str) -> Extraction:
+        return Extraction(self.found)
+
+
+def retriever(driver, settings, embedder, extractor, mode="index", corpus="sample", **kw) -> MetaRAGRetriever:
+    return MetaRAGRetriever(driver, embedder, extractor, detect(driver, settings.neo4j_database),
+                            settings.neo4j_database, corpus=corpus, search_ratio=10, mode=mode, **kw)
+
+
+def exact_ranking(driver, embedder, question: str, found: MetadataFilter, corpus: str) -> list[str]:
+    """The admitted chunks ordered by cosine, computed here from the stored vectors."""
+    rows, _, _ = driver.execute_query("MATCH (c:Chunk) WHERE c.corpus = $corpus RETURN c.id AS id, c.source AS s, "
+                                      "c.published_at AS p, c.embedding AS e", corpus=corpus)
+    q = embedder.embed_query(question)
+    admitted = [r for r in rows if found.admits(r["s"], r["p"].to_native())]
+    return [r["id"] for r in sorted(admitted, key=lambda r: (-float(np.dot(q, r["e"])), r["id"]))]
+
+
+FILTERS = [
+    MetadataFilter(("Circuit Weekly", "Global Finance Wire")),
+    MetadataFilter(days=(date(2023, 10, 3), date(2023, 11, 6), date(2023, 12, 12))),
+    MetadataFilter(("Harbor Ledger", "Circuit Weekly"), day_from=date(2023, 10, 1), day_to=date(2023, 11, 30)),
+    MetadataFilter(("Northwind Tech Review",), day_to=date(2023, 10, 20)),
+]
+
+
+@pytest.mark.parametrize("found", FILTERS, ids=["sources", "days", "sources+range", "source+open-range"])
+def test_index_and_exact_forms_agree_with_exact_cosine(graph, settings, embedder, found) -> None:
+    question = "Which company recalled robots after a battery fire, and what did the jury decide?"
+    expected = exact_ranking(graph, embedder, question, found, "sample")
+    assert 0 < len(expected) < 34          # a real restriction of the sample's chunks
+    for mode in ("index", "exact"):
+        result = retriever(graph, settings, embedder, FixedFilter(found), mode=mode).search(question, top_k=5)
+        chunks = result.hops[0].chunks
+        assert [c.chunk_id for c in chunks] == expected[:5], mode
+        assert all(found.admits(c.source, c.published_at) for c in chunks)
+        assert result.hops[0].filters == found.to_json() and result.details["fallback"] is False
+        assert set(result.phases) == {"filter", "search", "rerank"} and result.params["filter_mode"] == mode
+
+
+def test_a_filter_admitting_fewer_than_k_returns_what_it_admits(graph, settings, embedder) -> None:
+    found = MetadataFilter(("Courtside Daily",), days=(date(2023, 11, 15), date(2023, 12, 17)))
+    admitted = exact_ranking(graph, embedder, "football transfer", found, "sample")
+    assert 0 < len(admitted) < 5
+    for mode in ("index", "exact"):
+        chunks = retriever(graph, settings, embedder, FixedFilter(found), mode=mode).search("football transfer",
+                                                                                           top_k=10).hops[0].chunks
+        assert [c.chunk_id for c in chunks] == admitted
+    nothing = MetadataFilter(("Circuit Weekly",), days=(date(2020, 1, 1),))
+    assert retriever(graph, settings, embedder, FixedFilter(nothing)).search("x", top_k=5).hops[0].chunks == []
+
+
+def test_no_filter_falls_back_to_unfiltered_vector_search(graph, settings, embedder) -> None:
+    question = "What is the best way to store a bicycle in winter?"
+    result = retriever(graph, settings, embedder, FixedFilter(MetadataFilter())).search(question, top_k=4)
+    vector = build_retriever("vector", graph, replace(settings, corpus="sample"), embedder=embedder).search(
+        question, top_k=4)
+    assert result.details["fallback"] is True and result.hops[0].filters is None
+    assert [c.chunk_id for c in result.hops[0].chunks] == [c.chunk_id for c in vector.hops[0].chunks]
+
+
+def test_injection_in_names_never_reaches_cypher(graph, settings, embedder) -> None:
+    """Names are parameters: a hostile one matches no chunk and changes nothing in the graph."""
+    before, _, _ = graph.execute_query("MATCH (n) RETURN count(n) AS n")
+    hostile = MetadataFilter(("x' OR 1=1 WITH 1 AS a MATCH (n) DETACH DELETE n //", "Circuit Weekly\"}) RETURN 1 //"))
+    for mode in ("index", "exact"):
+        result = retriever(graph, settings, embedder, FixedFilter(hostile), mode=mode).search("robots", top_k=5)
+        assert result.hops[0].chunks == []
+    after, _, _ = graph.execute_query("MATCH (n) RETURN count(n) AS n")
+    assert after[0]["n"] == before[0]["n"]
+
+
+@pytest.mark.skipif(not (BENCHMARK / "MultiHopRAG.json").is_file(), reason="the benchmark is not beside the checkout")
+def test_both_forms_agree_on_benchmark_questions(graph, settings, embedder) -> None:
+    """Benchmark questions whose evidence lies in the ingested outlets, with their rules filters."""
+    extractor = build_extractor("rules", graph, settings.neo4j_database, "news")
+    assert isinstance(extractor, RulesExtractor)
+    questions = [q for q in json.loads((BENCHMARK / "MultiHopRAG.json").read_text())
+                 if q["evidence_list"] and all(e["source"] in NEWS_SOURCES for e in q["evidence_list"])][:12]
+    assert len(questions) == 12
+    filtered = 0
+    for q in questions:
+        found = extractor.extract(q["query"]).filter
+        filtered += not found.is_empty
+        ids = {}
+        for mode in ("index", "exact"):
+            result = retriever(graph, settings, embedder, extractor, mode=mode, corpus="news").search(q["query"],
+                                                                                                      top_k=10)
+            ids[mode] = [c.chunk_id for c in result.hops[0].chunks]
+        assert ids["index"] == ids["exact"] == exact_ranking(graph, embedder, q["query"], found, "news")[:10]
+    assert filtered >= 10
+
+
+# -- rerankers ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    """A 2-layer BERT cross-encoder with random weights and MiniLM's tokenizer, saved as a model
+    folder twice: one named like a bge-reranker (FlagReranker loads it), one not (CrossEncoder)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from mhgraph.embeddings.sentence import resolve_model
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model("all-MiniLM-L6-v2"))
+    torch.manual_seed(7)
+    model = BertForSequenceClassification(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32,
+                                                     num_hidden_layers=2, num_attention_heads=2,
+                                                     intermediate_size=64, num_labels=1)).eval()
+    root = tmp_path_factory.mktemp("rerankers")
+    for name in ("tiny-cross-encoder", "bge-reranker-tiny"):
+        model.save_pretrained(root / name)
+        tokenizer.save_pretrained(root / name)
+    return root, model, tokenizer
+
+
+PASSAGES = ["Veltrix recalled 62,000 Atlas Home robots over a battery fire risk.",
+            "The striker scored twice against his former club.",
+            "A jury awarded $48 million in the patent case.",
+            "Shares slid 18 per cent after the recall."]
+
+
+def _logits(model, tokenizer, query, passages):
+    import torch
+
+    batch = tokenizer([query] * len(passages), passages, padding=True, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        return model(**batch).logits[:, 0].tolist()
+
+
+def test_cross_encoder_paths_load_and_order_by_the_models_scores(tiny_cross_encoder) -> None:
+    root, model, tokenizer = tiny_cross_encoder
+    query = "Which company recalled robots?"
+    expected = _logits(model, tokenizer, query, PASSAGES)
+    plain = load_reranker(str(root / "tiny-cross-encoder"))
+    assert isinstance(plain, CrossEncoderReranker) and plain.name.startswith("cross-encoder:")
+    scores = plain.score(query, PASSAGES)     # sigmoid of the logits: the same order
+    assert np.argsort(scores).tolist() == np.argsort(expected).tolist()
+    pytest.importorskip("FlagEmbedding")
+    flag = load_reranker(str(root / "bge-reranker-tiny"))
+    assert isinstance(flag, FlagCrossEncoderReranker)
+    assert flag.score(query, PASSAGES) == pytest.approx(expected, abs=1e-4)   # FlagReranker: raw logits
+
+
+@pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "nanoranker"])
+def test_rerank_keeps_the_best_by_the_rerankers_scores(spec) -> None:
+    """A crafted case: the passage that answers comes first, whatever the retrieval order was."""
+    chunks = [RetrievedChunk(chunk_id=f"c{i}", score=1.0 - i / 10, rank=i + 1, text=t)
+              for i, t in enumerate(reversed(PASSAGES))]
+    reranker = load_reranker(spec)
+    kept, seconds = rerank(reranker, "Which company recalled robots over a battery fire risk?", chunks, keep=2)
+    assert kept[0].text == PASSAGES[0] and [c.rank for c in kept] == [1, 2] and seconds > 0
+    assert kept[0].score > kept[1].score and reranker.name == spec
+    assert reranker.score("q", []) == []
+
+
+def test_unloadable_reranker_is_one_line(tmp_path) -> None:
+    from mhgraph.errors import MhgraphError
+
+    with pytest.raises(MhgraphError, match="could not be loaded as a cross-encoder") as caught:
+        load_reranker(str(tmp_path / "missing-model"))
+    assert "\n" not in str(caught.value)
+
+
+def test_metarag_reranks_candidates_down_to_k(graph, settings, embedder) -> None:
+    found = MetadataFilter(("Circuit Weekly", "Global Finance Wire", "Northwind Tech Review"))
+    question = "How many robots were recalled over the battery fire risk?"
+    reranker = load_reranker("bi-encoder:all-MiniLM-L6-v2")
+    plain = retriever(graph, settings, embedder, FixedFilter(found), candidates=8).search(question, top_k=3)
+    reranked = retriever(graph, settings, embedder, FixedFilter(found), candidates=8,
+                         reranker=reranker).search(question, top_k=3)
+    assert len(plain.hops[0].chunks) == len(reranked.hops[0].chunks) == 3
+    assert reranked.params["reranker"] == "bi-encoder:all-MiniLM-L6-v2" and reranked.phases["rerank"] > 0
+    # the same model as the index: reranking 8 candidates keeps the index's own top 3
+    assert [c.chunk_id for c in reranked.hops[0].chunks] == [c.chunk_id for c in plain.hops[0].chunks]
+
+
+# -- end to end -------------------------------------------------------------------------------------
+def test_eval_metarag_on_the_bundled_corpus(graph, settings, tmp_path) -> None:
+    runs = {}
+    for extractor in ("gold", "rules"):
+        out = run_cli(settings, "eval", "--sample", "--method", "metarag", "--filter-extractor", extractor,
+                      "-k", "4", "--runs-dir", str(tmp_path), "--run-id", f"metarag-{extractor}", "--no-progress",
+                      "--no-trace")
+        assert out.returncode == 0, out.stderr
+        assert "## Metadata filters" in out.stdout and "Per step: filter p50" in out.stdout
+        runs[extractor] = json.loads((tmp_path / f"metarag-{extractor}" / "report.json").read_text())
+    gold, rules = runs["gold"]["filters"], runs["rules"]["filters"]
+    assert gold["upper_bound"] and gold["groups"]["all"]["evidence_admitted"] == 1.0
+    assert rules["extractor"] == "rules" and not rules["upper_bound"]
+    assert rules["groups"]["all"]["source_recall"] > 0.8
+    assert runs["gold"]["params"]["filter_extractor"] == "gold" and runs["gold"]["params"]["candidates"] == 20
+    results = json.loads((tmp_path / "metarag-rules" / "results.json").read_text())
+    assert all("extraction" in r and set(r["phases"]) == {"filter", "search", "rerank"} for r in results)
+    bad = run_cli(settings, "eval", "--sample", "--method", "metarag", "--filter-mode", "fuzzy")
+    assert bad.returncode == 2 and "Invalid value for '--filter-mode'" in bad.stderr

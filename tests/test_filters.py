@@ -104,9 +104,11 @@ def test_names_resolve_or_are_dropped_injection_included() -> None:
     ("published in October 2023", [], (10, 1), (10, 31)),
     ("before the article of December 5", [], None, (12, 5)),
     ("after the report on October 7, and the one on October 30", [], (10, 7), (10, 30)),
-    ("between September 28, 2023, and December 18, 2023", [], (9, 28), (12, 18)),
+    ("the reports published between September 28, 2023, and December 18, 2023", [], (9, 28), (12, 18)),
     ("the report on 2023-11-13", [(11, 13)], None, None),
     ("published at 13:41:30 by The Age", [], None, None),
+    ("Do they agree that the robot began shipping on October 16?", [], None, None),   # an event's day
+    ("What was the score of the January 6 cup tie, as Courtside Daily wrote?", [], None, None),
 ])
 def test_date_expressions(question, days, start, end) -> None:
     when = date_condition(question, SPAN)
@@ -116,7 +118,7 @@ def test_date_expressions(question, days, start, end) -> None:
 
 
 def test_a_day_without_a_year_takes_the_corpus_year() -> None:
-    assert date_condition("on March 3", (date(2021, 1, 1), date(2021, 12, 31))).days == (date(2021, 3, 3),)
+    assert date_condition("the article on March 3", (date(2021, 1, 1), date(2021, 12, 31))).days == (date(2021, 3, 3),)
 
 
 def test_rules_extractor_combines_sources_and_dates() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime, timezone
 
 import numpy as np
 import pytest
@@ -229,8 +229,7 @@ def test_eval_metarag_on_the_bundled_corpus(graph, settings, tmp_path) -> None:
     runs = {}
     for extractor in ("gold", "rules"):
         out = run_cli(settings, "eval", "--sample", "--method", "metarag", "--filter-extractor", extractor,
-                      "-k", "4", "--runs-dir", str(tmp_path), "--run-id", f"metarag-{extractor}", "--no-progress",
-                      "--no-trace")
+                      "-k", "4", "--runs-dir", str(tmp_path), "--run-id", f"metarag-{extractor}", "--no-progress")
         assert out.returncode == 0, out.stderr
         assert "## Metadata filters" in out.stdout and "Per step: filter p50" in out.stdout
         runs[extractor] = json.loads((tmp_path / f"metarag-{extractor}" / "report.json").read_text())
@@ -241,5 +240,23 @@ def test_eval_metarag_on_the_bundled_corpus(graph, settings, tmp_path) -> None:
     assert runs["gold"]["params"]["filter_extractor"] == "gold" and runs["gold"]["params"]["candidates"] == 20
     results = json.loads((tmp_path / "metarag-rules" / "results.json").read_text())
     assert all("extraction" in r and set(r["phases"]) == {"filter", "search", "rerank"} for r in results)
+    # the Browser query shows one question's filter, what it admits, the kept evidence and the gold
+    from mhgraph import cypher
+
+    chunks = graph.execute_query("MATCH (c:Chunk {corpus: 'sample'}) RETURN c.source AS s, c.published_at AS p").records
+    for extractor in ("gold", "rules"):   # gold: sources and days; rules: sources
+        results = json.loads((tmp_path / f"metarag-{extractor}" / "results.json").read_text())
+        question = next(r for r in results if r["extraction"]["filter"] and r["gold"])
+        row = graph.execute_query(cypher.load("browser/metarag_filter"), run=f"metarag-{extractor}",
+                                  question=question["id"]).records[0]
+        assert json.loads(row["filter"]) == question["extraction"]["filter"] and row["extractor"] == extractor
+        assert {s["name"] for s in row["filter_sources"]} == set(question["extraction"]["filter"]["source"])
+        found = MetadataFilter.from_json(question["extraction"]["filter"])
+        expected = sum(found.admits(r["s"], r["p"].to_native()) for r in chunks)
+        assert row["admitted"] == expected > 0 and len(row["evidence"]) == len(question["hops"][0]["chunks"])
+        assert {g["chunk"] for g in row["gold_admitted"]} == set(question["gold"])
+        for g in row["gold_admitted"]:
+            published = datetime.combine(g["published"].to_native(), datetime.min.time(), tzinfo=timezone.utc)
+            assert g["admitted"] == found.admits(g["source"], published)
     bad = run_cli(settings, "eval", "--sample", "--method", "metarag", "--filter-mode", "fuzzy")
     assert bad.returncode == 2 and "Invalid value for '--filter-mode'" in bad.stderr

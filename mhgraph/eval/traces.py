@@ -8,6 +8,8 @@
 (:EvalRun)-[:ASKED {answer, abstained, correct_official, correct_exact, failed, reader}]->(:Question)
                                                                with eval --answer
 (:Question)-[:CITED {run, number}]->(:Chunk)                   the excerpts an answer cites
+(:EvalRun)-[:ASKED {filter, filter_sources, filter_days, filter_from, filter_to, filter_extractor,
+                    fallback}]->(:Question)                    metarag's filter per question
 The saved Browser queries in mhgraph/cypher/browser/ read this.
 """
 
@@ -44,6 +46,16 @@ def list_runs(driver: neo4j.Driver, database: str | None) -> list[dict[str, Any]
 def _batches(rows: Sequence[dict], size: int = BATCH) -> Iterable[Sequence[dict]]:
     for i in range(0, len(rows), size):
         yield rows[i:i + size]
+
+
+def filter_row(question_id: str, result: RetrievalResult) -> dict[str, Any]:
+    """metarag's filter for write_filters: the JSON form and its parts (None: no such condition)."""
+    from mhgraph.filters.model import MetadataFilter
+
+    found = MetadataFilter.from_json(result.details["extraction"]["filter"])
+    return {"question": question_id, "filter": json.dumps(found.to_json()), "sources": list(found.sources) or None,
+            "days": list(found.days) or None, "from": found.day_from, "to": found.day_to,
+            "fallback": result.details["fallback"]}
 
 
 def write_run(
@@ -91,6 +103,10 @@ def write_run(
         driver.execute_query(cypher.load("eval/write_retrieved"), run=run_id, rows=list(rows), database_=database)
     for rows in _batches(led_to):
         driver.execute_query(cypher.load("eval/write_led_to"), run=run_id, rows=list(rows), database_=database)
+    filter_rows = [filter_row(q.id, results[q.id]) for q in questions if "extraction" in results[q.id].details]
+    for rows in _batches(filter_rows, 500):
+        driver.execute_query(cypher.load("eval/write_filters"), run=run_id, filters=list(rows),
+                             extractor=params.get("filter_extractor"), database_=database)
     if answers:
         answer_rows = [{"question": q.id, "text": answers[q.id].text, "abstained": answers[q.id].abstained,
                         "official": answer_scores[q.id]["official"], "exact": answer_scores[q.id]["exact"],

@@ -9,6 +9,9 @@ becomes the condition:
 - "after / since / following October 7": on or after it;
 - "between October 7 and October 30": the range;
 - "in October 2023" (a month, no day): the month.
+Dates count only in a question that dates an article: one of them must follow words of publishing
+("report", "published", "article", ...) within a few words; "Did the robot begin shipping on
+October 16?" names an event's day, not a publication day, and gets no date condition.
 Several plain days give a list of days (a temporal question names the day of each article it
 compares). A bound turns everything into one range: from the lower bound (else the first day
 named) to the upper bound (else the last day named), open where there is neither, so that "after
@@ -38,6 +41,13 @@ BEFORE = re.compile(r"\b(?:before|prior\s+to|until|till|up\s+to|earlier\s+than)\
 AFTER = re.compile(r"\b(?:after|since|following|later\s+than)\b", re.IGNORECASE)
 BETWEEN = re.compile(r"\bbetween\b", re.IGNORECASE)
 CUE_WINDOW = 40   # characters before a date in which a cue word counts (a few words)
+# Dates are publication dates only where the words before one of them speak of publishing: "the
+# TechCrunch report on October 7", "published on", "the article of"; in "began shipping on October 16"
+# or "the December 18 hearing" they date events, which no filter on publication dates should use.
+PUBLICATION = re.compile(r"\b(?:publish\w*|report\w*|article\w*|stor(?:y|ies)|piece|coverage|covered|post\w*|"
+                         r"dated|wrote|written|issue|edition|news|column|op-ed|editorial|blog|according)\b",
+                         re.IGNORECASE)
+PUBLICATION_WINDOW = 120
 
 
 @dataclass(frozen=True)
@@ -94,8 +104,12 @@ def _cue(question: str, start: int) -> str:
 
 
 def mentions(question: str, span: tuple[date, date] | None = None) -> list[_Mention]:
+    matches = list(DATE.finditer(question))
+    # once one date is a publication date, the question dates articles: every date counts
+    if not any(PUBLICATION.search(question[max(0, m.start() - PUBLICATION_WINDOW):m.start()]) for m in matches):
+        return []
     found = []
-    for m in DATE.finditer(question):
+    for m in matches:
         kind = m.lastgroup
         parsed = _parse(m.group(kind), kind != "my", span)
         if parsed is not None:

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Multi-Meta-RAG on MultiHop-RAG: every filter extractor (rules, reference, gold; llm where
+# MHGRAPH_LLM_BACKEND / an endpoint is configured and WITH_LLM=1), in-index filtering, K = 20
+# candidates, K' = 6 and 10, without and with each reranker in RERANKERS; the vector baseline
+# beside them; one table (our scoring and the official rule) and the filter quality per extractor,
+# recorded as bench/results/metarag-NAME.md (+ per-run summaries in bench/results/metarag-NAME/).
+#   bash bench/metarag.sh [QUESTIONS_JSON] [NAME]
+# Defaults: ../shared/data/multihop-rag/MultiHopRAG.json, NAME=multihop-rag (the corpus name;
+# ingest it first: mhgraph ingest ../shared/data/multihop-rag/corpus.json). RESUME=1 keeps the
+# runs already in runs/bench-metarag-NAME/. RERANKERS (space-separated specs, default
+# "bi-encoder:bge-small-en-v1.5 nanoranker"); EXTRACTORS (default "rules reference gold").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUESTIONS=${1:-../shared/data/multihop-rag/MultiHopRAG.json}
+NAME=${2:-multihop-rag}
+RERANKERS=${RERANKERS-bi-encoder:bge-small-en-v1.5 nanoranker}
+EXTRACTORS=${EXTRACTORS:-rules reference gold}
+[ "${WITH_LLM:-0}" = 1 ] && EXTRACTORS="$EXTRACTORS llm"
+[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
+RUNS=runs/bench-metarag-$NAME
+SUMMARIES=bench/results/metarag-$NAME
+mkdir -p "$RUNS" "$SUMMARIES"
+ids=()
+run() {  # run ID ARGS...: one eval, skipped with RESUME=1 when its report exists
+  local id=$1; shift
+  if ! { [ "${RESUME:-0}" = 1 ] && [ -f "$RUNS/$id/report.json" ]; }; then
+    echo "$id" >&2
+    mhgraph eval --corpus "$NAME" --questions "$QUESTIONS" --runs-dir "$RUNS" --run-id "$id" --no-progress \
+      --no-trace "$@" > /dev/null
+  fi
+  cp "$RUNS/$id/report.json" "$SUMMARIES/$id.json"
+  ids+=("$RUNS/$id")
+}
+for k in 6 10; do run "vector-k$k" --method vector -k "$k"; done
+for extractor in $EXTRACTORS; do
+  for k in 6 10; do
+    run "metarag-$extractor-k$k" --method metarag --filter-extractor "$extractor" -k "$k" --no-rerank
+    for reranker in $RERANKERS; do
+      run "metarag-$extractor-$(echo "$reranker" | tr ':/' '--')-k$k" --method metarag \
+        --filter-extractor "$extractor" -k "$k" --reranker "$reranker"
+    done
+  done
+done
+run "metarag-rules-exact-k10" --method metarag --filter-extractor rules --filter-mode exact -k 10 --no-rerank
+mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
+latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
+python bench/metarag_report.py "$latest/compare.md" "${ids[@]}" --questions "$QUESTIONS" --name "$NAME" \
+  --command "bash bench/metarag.sh $*" > "bench/results/metarag-$NAME.md"
+echo "written bench/results/metarag-$NAME.md (per-run summaries in $SUMMARIES/)"

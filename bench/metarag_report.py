@@ -1,0 +1,112 @@
+"""The Markdown record of bench/metarag.sh: every run in one table, then filter quality per
+extractor, the official rule per question type, and latency per step, beside the published figures.
+
+    python bench/metarag_report.py COMPARE_MD RUN_DIR... --questions FILE --name NAME --command CMD
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from environment import describe, machine
+
+PUBLISHED = [
+    "Published, for comparison (full benchmark of 2,556 questions or subsets, not the development split; "
+    "other embedders and a real cross-encoder): Multi-Meta-RAG Hits@4 **0.792** (plain RAG 0.663; voyage-02 "
+    "embeddings, GPT-3.5 filters, bge-reranker-large, top 20 -> 6); the comparative study's Multi-Meta-RAG "
+    "(50 questions, one hop, rerank to 10) Recall@10 **0.6018**, F1@10 0.2476 with bge-large-en-v1.5 "
+    "(0.4910 / 0.2388 with voyage-2).",
+]
+FILTER_COLUMNS = {"source_precision": "source P", "source_recall": "source R", "date_precision": "date P",
+                  "date_recall": "date R", "evidence_admitted": "evidence admitted", "has_dates": "with dates",
+                  "agrees_sources": "same sources as reference", "agrees_dates": "same dates as reference"}
+
+
+def f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("compare")
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--questions", required=True)
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--command", required=True)
+    args = parser.parse_args(argv)
+    summaries = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
+    first = next(iter(summaries.values()))
+    count = len(json.loads(Path(args.questions).read_text()))
+    label = (f"MultiHop-RAG, development split ({count:,} questions)" if Path(args.questions).name == "MultiHopRAG.json"
+             else f"{count} questions")
+    status = subprocess.run(["mhgraph", "neo4j", "status"], capture_output=True, text=True).stdout
+    server = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("server:")), "-")
+    rerankers = sorted({s["params"].get("reranker") for s in summaries.values() if s["params"].get("reranker")})
+    lines = [f"# Multi-Meta-RAG on {args.name}", "",
+             f"- questions: {label} ({args.questions}); corpus '{first['corpus']}'",
+             f"- date (UTC): {first['started_at'][:16]}Z to {max(s['finished_at'] for s in summaries.values())[:16]}Z; "
+             f"machine: {describe(machine())}, CPU only",
+             f"- embedding model: {first['embedding_model']}; chunks {first['chunk_size']}/{first['chunk_overlap']} "
+             f"tokens; Neo4j {server}",
+             f"- rerankers: {', '.join(rerankers) or 'none'} (no cross-encoder weights are carried by a registry "
+             "package: see ../shared/docs/offline-models.md)",
+             f"- command: {args.command}", "",
+             *PUBLISHED, "",
+             "Run names: metarag-EXTRACTOR[-RERANKER]-kK'. Every metarag run searches K = 20 filtered candidates "
+             "inside the vector index and keeps K'; without a reranker the first K' by similarity. The `gold` "
+             "extractor is an upper bound (each question's own evidence sources and days), not a method.", "",
+             "## All runs", ""]
+    compare = Path(args.compare).read_text().splitlines()
+    start = next(i for i, line in enumerate(compare) if line.startswith("Macro averages"))
+    lines += [line for line in compare[start:] if not line.startswith("![")]
+    lines += ["", "## Filters against each question's evidence", "",
+              "Per extractor, over the questions with evidence (null questions apart); from its K' = 10 run.", ""]
+    rows = []
+    for name, s in summaries.items():
+        filters = s.get("filters")
+        if not filters or not name.endswith("-k10") or s["params"].get("reranker") or s["params"]["filter_mode"] != "index":
+            continue
+        g = filters["groups"]["all"]
+        rows.append([filters["extractor"] + (" (upper bound)" if filters["upper_bound"] else ""), str(g["n"]),
+                     *(f(g.get(k)) for k in FILTER_COLUMNS), str(filters["fallbacks"]),
+                     f"{filters['filtered_null']}/{filters['null']}"])
+    lines += table(["extractor", "n", *FILTER_COLUMNS.values(), "unfiltered (fallback)", "null questions filtered"],
+                   rows)
+    lines += ["", "Per question type (evidence admitted / source R / date R):", ""]
+    types = ["comparison_query", "inference_query", "temporal_query"]
+    type_rows = []
+    for name, s in summaries.items():
+        filters = s.get("filters")
+        if filters and name.endswith("-k10") and not s["params"].get("reranker") and s["params"]["filter_mode"] == "index":
+            groups = filters["groups"]
+            type_rows.append([filters["extractor"], *(
+                f"{f(groups[t]['evidence_admitted'])} / {f(groups[t]['source_recall'])} / {f(groups[t]['date_recall'])}"
+                if t in groups else "-" for t in types)])
+    lines += table(["extractor", *types], type_rows)
+    lines += ["", "## Official rule per question type", "", "Hits@4 / Hits@10 under the official rule.", ""]
+    lines += table(["run", *types], [
+        [name, *(f"{f(s['official']['by_type'][t]['hits@4'])} / {f(s['official']['by_type'][t]['hits@10'])}"
+                 if t in s["official"]["by_type"] else "-" for t in types)]
+        for name, s in summaries.items() if "official" in s])
+    lines += ["", "## Latency per step (ms, p50 / p95)", "",
+              "Measured during the evaluation runs, which may share the machine with other work: "
+              "bench/metarag_latency.py measures the search alone on a quiet machine.", ""]
+    lines += table(["run", "whole question", "filter extraction", "search", "reranking"], [
+        [name, f"{s['latency_ms']['p50']:.1f} / {s['latency_ms']['p95']:.1f}",
+         *(f"{s['phases_ms'][p]['p50']:.1f} / {s['phases_ms'][p]['p95']:.1f}" if p in s.get("phases_ms", {}) else "-"
+           for p in ("filter", "search", "rerank"))]
+        for name, s in summaries.items()])
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Multi-Meta-RAG on MultiHop-RAG: every filter extractor (rules, reference, gold; llm where
 # MHGRAPH_LLM_BACKEND / an endpoint is configured and WITH_LLM=1), in-index filtering, K = 20
-# candidates, K' = 6 and 10, without and with each reranker in RERANKERS; the vector baseline
-# beside them; one table (our scoring and the official rule) and the filter quality per extractor,
+# candidates by vector (the original) and by hybrid search, K' = 6 and 10; each reranker in
+# RERANKERS on the rules filter at K' = 10; the exact form once; the vector baseline beside them; one table (our scoring and the official rule) and the filter quality per extractor,
 # recorded as bench/results/metarag-NAME.md (+ per-run summaries in bench/results/metarag-NAME/).
 #   bash bench/metarag.sh [QUESTIONS_JSON] [NAME]
 # Defaults: ../shared/data/multihop-rag/MultiHopRAG.json, NAME=multihop-rag (the corpus name;
@@ -35,11 +35,14 @@ for k in 6 10; do run "vector-k$k" --method vector -k "$k"; done
 for extractor in $EXTRACTORS; do
   for k in 6 10; do
     run "metarag-$extractor-k$k" --method metarag --filter-extractor "$extractor" -k "$k" --no-rerank
-    for reranker in $RERANKERS; do
-      run "metarag-$extractor-$(echo "$reranker" | tr ':/' '--')-k$k" --method metarag \
-        --filter-extractor "$extractor" -k "$k" --reranker "$reranker"
-    done
+    run "metarag-$extractor-hybrid-k$k" --method metarag --filter-extractor "$extractor" -k "$k" --no-rerank \
+      --metarag-search hybrid
   done
+done
+# rerankers cost seconds per question on this CPU: the rules filter, K' = 10 only
+for reranker in $RERANKERS; do
+  run "metarag-rules-$(echo "$reranker" | tr ':/' '--')-k10" --method metarag --filter-extractor rules -k 10 \
+    --reranker "$reranker"
 done
 run "metarag-rules-exact-k10" --method metarag --filter-extractor rules --filter-mode exact -k 10 --no-rerank
 mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null

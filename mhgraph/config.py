@@ -50,6 +50,7 @@ ENV_VARS: dict[str, str] = {
     "filter_extractor": "MHGRAPH_FILTER_EXTRACTOR",
     "filter_mode": "MHGRAPH_FILTER_MODE",
     "metarag_candidates": "MHGRAPH_METARAG_CANDIDATES",
+    "metarag_search": "MHGRAPH_METARAG_SEARCH",
     "reranker": "MHGRAPH_RERANKER",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
@@ -70,6 +71,9 @@ LLM_BACKENDS = ("auto", "openai", "local", "none")
 # metarag: where its filter comes from (mhgraph/filters/extractors.py) and how Neo4j applies it
 FILTER_EXTRACTORS = ("rules", "llm", "reference", "gold")
 FILTER_MODES = ("index", "exact")
+# metarag's candidate search inside the filter: by vector (the original) or hybrid (vector + BM25,
+# fused by the linear ranker with hybrid_alpha; an mhgraph option)
+METARAG_SEARCHES = ("vector", "hybrid")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
@@ -118,6 +122,7 @@ class Settings:
     filter_extractor: str = "rules"
     filter_mode: str = "index"
     metarag_candidates: int = 20
+    metarag_search: str = "vector"
     reranker: str | None = None
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
@@ -232,7 +237,8 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.llm_backend not in LLM_BACKENDS:
         raise MhgraphError(f"setting 'llm_backend' from {where('llm_backend')}: expected one of "
                            f"{', '.join(LLM_BACKENDS)}, got {settings.llm_backend!r}")
-    for name, allowed in (("filter_extractor", FILTER_EXTRACTORS), ("filter_mode", FILTER_MODES)):
+    for name, allowed in (("filter_extractor", FILTER_EXTRACTORS), ("filter_mode", FILTER_MODES),
+                          ("metarag_search", METARAG_SEARCHES)):
         if getattr(settings, name) not in allowed:
             raise MhgraphError(f"setting '{name}' from {where(name)}: expected one of {', '.join(allowed)}, "
                                f"got {getattr(settings, name)!r}")

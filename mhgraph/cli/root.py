@@ -78,7 +78,7 @@ def llm_options(command):
 def metarag_options(command):
     """The flags of the metarag method, shared by query, ask and eval. They become the settings
     filter_extractor, filter_mode, metarag_candidates and reranker (see mhgraph/config.py)."""
-    from mhgraph.config import FILTER_EXTRACTORS, FILTER_MODES
+    from mhgraph.config import FILTER_EXTRACTORS, FILTER_MODES, METARAG_SEARCHES
 
     for option in reversed([
         click.option("--filter-extractor", type=click.Choice(FILTER_EXTRACTORS),
@@ -88,6 +88,9 @@ def metarag_options(command):
                      help="metarag: filter inside the vector index (default) or exact pre-filtered search."),
         click.option("--candidates", "metarag_candidates", type=click.IntRange(min=1),
                      help="metarag: chunks searched before reranking (K, default 20); -k keeps K'."),
+        click.option("--metarag-search", type=click.Choice(METARAG_SEARCHES),
+                     help="metarag: candidates by vector (the original, default) or hybrid (vector + BM25 inside "
+                          "the filter, linear ranker with hybrid_alpha; its vector side is scored exactly)."),
         click.option("--rerank/--no-rerank", default=None,
                      help=f"metarag: rerank the candidates (with --reranker, else {DEFAULT_RERANKER})."),
         click.option("--reranker", help="metarag: a cross-encoder name or path, nanoranker, or bi-encoder:MODEL "

@@ -8,7 +8,10 @@
 - `nanoranker`: the PyPI package's bundled ranker (two ONNX models: a multilingual sentence encoder
   and a small MLP over the pair; not a cross-encoder);
 - `bi-encoder:MODEL`: rescoring with another embedding model (any name `load_embedder` takes, e.g.
-  `bi-encoder:bge-small-en-v1.5`): cosine of the question's and each passage's vectors.
+  `bi-encoder:bge-small-en-v1.5`): cosine of the question's and each passage's vectors;
+- `kfold:DIR`: the cross-encoders `mhgraph reranker train` made, k-fold by question: each question
+  is scored by the model that did not see it (its fold's). DIR/all, the model trained on every
+  question, loads as a plain cross-encoder path for other data.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from mhgraph.rerank.base import Reranker
 
 NANORANKER = "nanoranker"
 BI_ENCODER = "bi-encoder:"
+KFOLD = "kfold:"
 
 
 class CrossEncoderReranker:
@@ -128,6 +132,31 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
         return NanoRankerReranker()
     if spec.startswith(BI_ENCODER):
         return BiEncoderReranker(spec[len(BI_ENCODER):], cache_dir)
+    if spec.startswith(KFOLD):
+        return KFoldReranker(Path(spec[len(KFOLD):]), device=device)
     if is_flag_model(spec):
         return FlagCrossEncoderReranker(spec, device=device)
     return CrossEncoderReranker(spec, device=device)
+
+
+class KFoldReranker:
+    """Cross-encoders trained here k-fold by question (mhgraph reranker train): each question is
+    scored by the model of its own fold, which never saw it. In-domain trained: reports say so."""
+
+    def __init__(self, directory: Path, device: str | None = None) -> None:
+        from mhgraph.training.folds import KFold
+
+        self.directory = Path(directory)
+        self.kfold, facts = KFold.load(self.directory)
+        self.paths = [self.directory / m for m in facts["models"]]
+        if len(self.paths) != self.kfold.k:
+            raise MhgraphError(f"{self.directory / 'folds.json'}: {self.kfold.k} folds but {len(self.paths)} models")
+        self.name = f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold)"
+        self._models: dict[int, CrossEncoderReranker] = {}
+        self._device = device
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        fold = self.kfold.fold(query)
+        if fold not in self._models:
+            self._models[fold] = CrossEncoderReranker(str(self.paths[fold]), device=self._device)
+        return self._models[fold].score(query, passages)

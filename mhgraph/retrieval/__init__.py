@@ -48,7 +48,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
             from mhgraph.graph.schema import corpus_embedding_model
 
             corpus_embedding_model(driver, database, corpus, embedder.model_name)
-    if method in ("bm25", "hybrid"):
+    if method in ("bm25", "hybrid") or (method == "metarag" and settings.metarag_search == "hybrid"):
         require_index(driver, database, FULLTEXT_INDEX)
     if method == "vector":
         from mhgraph.retrieval.vector import VectorRetriever
@@ -65,7 +65,8 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
             reranker = load_reranker(settings.reranker, settings.cache_dir)
         return MetaRAGRetriever(driver, embedder, extractor, detect(driver, database), database, corpus=corpus,
                                 search_ratio=settings.vector_search_ratio, mode=settings.filter_mode,
-                                candidates=settings.metarag_candidates, reranker=reranker)
+                                candidates=settings.metarag_candidates, reranker=reranker,
+                                search=settings.metarag_search, alpha=settings.hybrid_alpha)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 

@@ -7,6 +7,9 @@
    - `index`: the vector index searches only the admitted chunks (Cypher 25 SEARCH ... WHERE on
      an index carrying source and published_at; Neo4j 2026.01+), one search per day range;
    - `exact`: the admitted chunks scored with vector.similarity.cosine, ordered, cut (any server).
+   With search="hybrid" (an mhgraph option, not the original method) the candidates are the
+   admitted chunks by vector and BM25 scores fused linearly (alpha x vector + (1 - alpha) x BM25,
+   each normalised by its best), the vector side scored exactly.
    A question with no usable filter is searched unfiltered (and counted as a fallback); a filter
    that admits fewer than K chunks gives what it admits.
 3. Optionally a reranker (mhgraph/rerank) scores the K candidates and keeps the best K'
@@ -29,9 +32,10 @@ from mhgraph.errors import MhgraphError
 from mhgraph.filters.extractors import FilterExtractor
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import Capabilities
-from mhgraph.graph.schema import VECTOR_INDEX
+from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
 from mhgraph.rerank.base import Reranker, rerank
 from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
+from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
 
 DEFAULT_CANDIDATES = 20
@@ -55,7 +59,8 @@ class MetaRAGRetriever(Retriever):
 
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, extractor: FilterExtractor,
                  capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
-                 mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None) -> None:
+                 mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None,
+                 search: str = "vector", alpha: float = 0.5) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
         if mode == "index" and not capabilities.search_clause:
@@ -70,14 +75,17 @@ class MetaRAGRetriever(Retriever):
         self.mode = mode
         self.candidates = candidates
         self.reranker = reranker
+        self.search_kind = search
+        self.alpha = alpha
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
 
     @property
     def params(self) -> dict[str, Any]:
-        return {"corpus": self.corpus, "filter_extractor": self.extractor.name, "filter_mode": self.mode,
-                "candidates": self.candidates, "search_ratio": self.search_ratio,
-                "reranker": self.reranker.name if self.reranker else None}
+        hybrid = {"search": "hybrid", "alpha": self.alpha} if self.search_kind == "hybrid" else {}
+        return {"corpus": self.corpus, "filter_extractor": self.extractor.name,
+                "filter_mode": "exact" if hybrid else self.mode, **hybrid, "candidates": self.candidates,
+                "search_ratio": self.search_ratio, "reranker": self.reranker.name if self.reranker else None}
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
@@ -87,13 +95,18 @@ class MetaRAGRetriever(Retriever):
         embedding = self.embedder.embed_query(question)
         fetch = max(self.candidates, top_k)
         common = {"embedding": embedding, "corpus": self.corpus, "top_k": fetch,
-                  "candidates": fetch * self.search_ratio, "index": VECTOR_INDEX}
+                  "candidates": fetch * self.search_ratio}
         fallback = extraction.filter.is_empty
-        if fallback:
+        if self.search_kind == "hybrid":   # the filter as the exact form takes it (null: no condition)
+            query = cypher.load("retrieval/metarag_hybrid")
+            params = {**filter_query(extraction.filter, "exact")[1], "alpha": self.alpha, "index": FULLTEXT_INDEX,
+                      "query": lucene_query(question)}
+        elif fallback:
             query, params = self.unfiltered, {}
         else:
             name, params = filter_query(extraction.filter, self.mode)
             query = cypher.load(name)
+        params.setdefault("index", VECTOR_INDEX)
         records, _, _ = self.driver.execute_query(query, **common, **params, database_=self.database,
                                                   routing_=neo4j.RoutingControl.READ)
         chunks = to_chunks(records)

@@ -1,0 +1,128 @@
+"""`mhgraph reranker train`: a cross-encoder trained here, k-fold by question.
+
+Examples come from the benchmark's development questions on one corpus: for each question with
+gold chunks, every gold chunk is a positive, and the first `negatives` non-gold chunks among the
+candidates the configured metarag search returns (the near misses the reranker will face) are
+negatives. The backbone is a transformer a registry package carries (all-MiniLM-L6-v2's, by
+default) with a new one-logit head, trained with sentence-transformers' CrossEncoderTrainer and
+binary cross-entropy (positives weighted by the negative/positive ratio).
+
+One model per fold is trained on the other folds' questions (mhgraph/training/folds.py), so that
+`--reranker kfold:DIR` scores every question with the model that never saw it; with final=True
+one more model is trained on every question, for users (never for scoring these questions).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.errors import MhgraphError
+from mhgraph.training.folds import KFold
+
+DEFAULT_BACKBONE = "all-MiniLM-L6-v2"
+FINAL_MODEL = "all"
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    backbone: str = DEFAULT_BACKBONE
+    folds: int = 5
+    seed: int = 0
+    epochs: float = 1.0
+    negatives: int = 6
+    max_length: int = 320
+    batch_size: int = 16
+    learning_rate: float = 4e-5
+    final: bool = True
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    passage: str
+    label: float
+
+
+def chunk_texts(driver: neo4j.Driver, database: str | None, ids: Sequence[str]) -> dict[str, str]:
+    records, _, _ = driver.execute_query(cypher.load("training/chunk_texts"), ids=list(ids), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
+    return {r["chunk_id"]: r["text"] for r in records}
+
+
+def examples(questions: Sequence[Any], gold: dict[str, list[str]], candidates: dict[str, list[str]],
+             texts: dict[str, str], negatives: int) -> list[Example]:
+    """Positives: each question's gold chunks; negatives: its first `negatives` non-gold candidates."""
+    out = []
+    for q in questions:
+        wanted = gold.get(q.id) or []
+        if not wanted:
+            continue
+        out += [Example(q.query, texts[c], 1.0) for c in wanted]
+        out += [Example(q.query, texts[c], 0.0) for c in [c for c in candidates[q.id] if c not in wanted][:negatives]]
+    return out
+
+
+def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, cache_dir: Path | None = None) -> float:
+    """Train one cross-encoder on `train`, save it to `out`; the seconds it took."""
+    import torch
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from transformers import set_seed
+
+    from mhgraph.embeddings.sentence import resolve_model
+
+    if not train:
+        raise MhgraphError("no training examples (no question with gold chunks in the training folds)")
+    started = time.perf_counter()
+    set_seed(options.seed)
+    model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length,
+                         device="cuda" if torch.cuda.is_available() else "cpu")
+    positives = sum(e.label for e in train)
+    dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
+                                 "label": [e.label for e in train]})
+    args = CrossEncoderTrainingArguments(
+        output_dir=str(out / "checkpoints"), num_train_epochs=options.epochs,
+        per_device_train_batch_size=options.batch_size, learning_rate=options.learning_rate, warmup_steps=0.1,
+        save_strategy="no", logging_steps=50, report_to="none", seed=options.seed, dataloader_num_workers=0,
+        disable_tqdm=False)
+    loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(train) - positives) / max(positives, 1.0)))
+    CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss).train()
+    model.save_pretrained(str(out))
+    return time.perf_counter() - started
+
+
+def train_kfold(questions: Sequence[Any], gold: dict[str, list[str]], candidates: dict[str, list[str]],
+                texts: dict[str, str], options: TrainingOptions, out: Path,
+                log: Callable[[str], None] = print, **facts: Any) -> dict[str, Any]:
+    """One model per fold (trained on the other folds) and, with options.final, one on all; folds.json
+    records the split, the options, the example counts and the seconds per model."""
+    kfold = KFold(options.folds, options.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    record: dict[str, Any] = {"options": asdict(options), "folds": []}
+    models = []
+    for i, (train_questions, held_out) in enumerate(kfold.split(questions, lambda q: q.query)):
+        train = examples(train_questions, gold, candidates, texts, options.negatives)
+        log(f"fold {i + 1}/{options.folds}: {len(train_questions)} training questions ({len(train)} pairs), "
+            f"{len(held_out)} held out")
+        seconds = train_model(train, options, out / f"fold-{i}")
+        record["folds"].append({"fold": i, "training_questions": len(train_questions), "held_out": len(held_out),
+                                "pairs": len(train), "positives": int(sum(e.label for e in train)),
+                                "seconds": round(seconds, 1)})
+        models.append(f"fold-{i}")
+        log(f"fold {i + 1}/{options.folds}: trained in {seconds:.0f} s")
+    if options.final:
+        train = examples(questions, gold, candidates, texts, options.negatives)
+        seconds = train_model(train, options, out / FINAL_MODEL)
+        record["final"] = {"questions": len(questions), "pairs": len(train), "seconds": round(seconds, 1),
+                           "path": FINAL_MODEL}
+        log(f"final model on all {len(questions)} questions: trained in {seconds:.0f} s")
+    kfold.save(out, models, **record, **facts)
+    return json.loads((out / "folds.json").read_text())

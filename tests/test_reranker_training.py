@@ -1,0 +1,80 @@
+"""k-fold splits by question, and `mhgraph reranker train` end to end on the bundled corpus:
+every question is scored by the fold model that never saw it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mhgraph.errors import MhgraphError
+from mhgraph.eval.questions import load_questions
+from mhgraph.ingest.pipeline import ingest_corpus
+from mhgraph.rerank.models import KFoldReranker, load_reranker
+from mhgraph.rerank.train import Example, examples
+from mhgraph.training.folds import KFold, fold_of
+from tests.conftest import SAMPLE, run_cli, wipe
+
+
+def test_folds_follow_the_question_text_not_the_file() -> None:
+    questions = [f"question number {i}?" for i in range(300)]
+    kfold = KFold(5, seed=3)
+    folds = [kfold.fold(q) for q in questions]
+    assert set(folds) == set(range(5)) and all(40 < folds.count(i) < 80 for i in range(5))
+    # the same question keeps its fold whatever else the list holds (a held-back split changes nothing)
+    assert [kfold.fold(q) for q in questions[::7]] == folds[::7]
+    assert fold_of("  question number 4? ", 5, 3) == folds[4]                 # whitespace-normalised
+    split = kfold.split(questions, lambda q: q)
+    for i, (train, held_out) in enumerate(split):
+        assert not set(train) & set(held_out) and len(train) + len(held_out) == 300
+        assert all(kfold.fold(q) == i for q in held_out)
+    assert sorted(q for _, held in split for q in held) == sorted(questions)   # each held out exactly once
+    with pytest.raises(MhgraphError, match="at least 2 folds"):
+        KFold(1)
+
+
+def test_examples_are_gold_positives_and_near_miss_negatives() -> None:
+    class Q:
+        def __init__(self, id, query):
+            self.id, self.query = id, query
+
+    texts = {c: f"text {c}" for c in "abcdefg"}
+    pairs = examples([Q("q1", "one?"), Q("q2", "two?")], {"q1": ["a", "e"], "q2": []},
+                     {"q1": ["b", "a", "c", "d"], "q2": ["f"]}, texts, negatives=2)
+    assert pairs == [Example("one?", "text a", 1.0), Example("one?", "text e", 1.0),
+                     Example("one?", "text b", 0.0), Example("one?", "text c", 0.0)]   # q2: no gold, no pairs
+
+
+@pytest.fixture(scope="module")
+def sample_graph(driver, settings, server, embedder):
+    wipe(driver, settings.neo4j_database)
+    ingest_corpus(SAMPLE / "corpus.json", settings, driver, embedder=embedder, progress=False)
+    return driver
+
+
+def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph, settings, tmp_path) -> None:
+    out = tmp_path / "reranker"
+    done = run_cli(settings, "reranker", "train", "--sample", "--folds", "2", "--negatives", "1", "--max-length", "64",
+                   "--batch-size", "8", "--epochs", "1", "--no-final", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "folds.json").read_text())
+    assert record["k"] == 2 and record["models"] == ["fold-0", "fold-1"] and "final" not in record
+    questions = load_questions(SAMPLE / "questions.json")
+    kfold = KFold(2, record["seed"])
+    for fold in record["folds"]:   # trained on the other fold's questions only
+        held_out = sum(kfold.fold(q.query) == fold["fold"] for q in questions)
+        assert fold["held_out"] == held_out and fold["training_questions"] == len(questions) - held_out
+        assert fold["pairs"] > fold["positives"] > 0
+    reranker = load_reranker(f"kfold:{out}")
+    assert isinstance(reranker, KFoldReranker) and "in-domain trained, 2-fold" in reranker.name
+    query = questions[0].query
+    scores = reranker.score(query, ["Veltrix recalled robots.", "The striker scored twice."])
+    assert len(scores) == 2 and list(reranker._models) == [kfold.fold(query)]   # only its fold's model loaded
+    own = load_reranker(str(out / f"fold-{kfold.fold(query)}"))
+    assert own.score(query, ["Veltrix recalled robots.", "The striker scored twice."]) == pytest.approx(scores)
+    evaluated = run_cli(settings, "eval", "--sample", "--method", "metarag", "--reranker", f"kfold:{out}", "-k", "3",
+                        "--limit", "4", "--runs-dir", str(tmp_path / "runs"), "--no-trace", "--no-progress")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "in-domain trained, 2-fold" in evaluated.stdout
+    with pytest.raises(MhgraphError, match="folds.json: not found"):
+        load_reranker(f"kfold:{tmp_path}")

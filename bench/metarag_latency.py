@@ -79,8 +79,9 @@ def measure(driver: neo4j.Driver, database: str, corpus: str, questions: list, v
                 if attempt:
                     times.append((time.perf_counter() - started) * 1000.0)
                 if attempt == 1:
-                    rankings.append([(r["chunk_id"], official.excerpt(r["text"], r["title"], r["published_at"] and r["published_at"].to_native(),
-                                                                      r["source"])) for r in records])
+                    rankings.append([(r["chunk_id"], official.excerpt(
+                        r["text"], r["title"], r["published_at"] and r["published_at"].to_native(), r["source"]))
+                        for r in records])
         hits = [official.score_texts([text for _, text in ranking], [e.fact for e in q.evidence]).hits_at_10
                 for q, ranking in zip(questions, rankings) if q.evidence]
         out[mode] = {"p50_ms": round(float(np.percentile(times, 50)), 2),
@@ -88,8 +89,8 @@ def measure(driver: neo4j.Driver, database: str, corpus: str, questions: list, v
                      "mean_ms": round(statistics.fmean(times), 2), "hits_at_10_official": round(statistics.fmean(hits), 4),
                      "_rankings": [[cid for cid, _ in r] for r in rankings]}
     exact = out["exact"]["_rankings"]
-    out["index"]["top10_overlap_with_exact"] = round(statistics.fmean(
-        len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(out["index"]["_rankings"], exact)), 4)
+    out["index"]["top10_overlap_with_exact"] = round(statistics.fmean(   # a filter admitting nothing: both empty
+        len(set(a) & set(b)) / len(b) if b else float(not a) for a, b in zip(out["index"]["_rankings"], exact)), 4)
     out["index"]["same_top10_as_exact"] = round(statistics.fmean(a == b for a, b in zip(out["index"]["_rankings"],
                                                                                         exact)), 4)
     for mode in out.values():

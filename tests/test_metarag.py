@@ -88,6 +88,33 @@ def test_index_and_exact_forms_agree_with_exact_cosine(graph, settings, embedder
         assert set(result.phases) == {"filter", "search", "rerank"} and result.params["filter_mode"] == mode
 
 
+def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, settings, embedder) -> None:
+    """--metarag-search hybrid: alpha x vector/best + (1 - alpha) x BM25/best over admitted chunks only."""
+    from mhgraph.retrieval.bm25 import lucene_query
+
+    found = FILTERS[0]
+    question = "Which company recalled its Atlas Home robots over a battery fire risk?"
+    result = retriever(graph, settings, embedder, FixedFilter(found), search="hybrid", alpha=0.3,
+                       candidates=8).search(question, top_k=8)
+    assert result.params["search"] == "hybrid" and result.params["filter_mode"] == "exact"
+    rows, _, _ = graph.execute_query("MATCH (c:Chunk {corpus: 'sample'}) RETURN c.id AS id, c.source AS s, "
+                                     "c.published_at AS p, c.embedding AS e")
+    admitted = {r["id"]: r for r in rows if found.admits(r["s"], r["p"].to_native())}
+    q = np.asarray(embedder.embed_query(question))
+    cosine = sorted(((cid, (1 + float(q @ np.asarray(r["e"]))) / 2) for cid, r in admitted.items()),
+                    key=lambda x: -x[1])[:8]
+    hits, _, _ = graph.execute_query("CALL db.index.fulltext.queryNodes('chunk_text', $q) YIELD node, score "
+                                     "RETURN node.id AS id, score", q=lucene_query(question))
+    bm25 = [(h["id"], h["score"]) for h in hits if h["id"] in admitted][:8]
+    fused: dict[str, float] = {}
+    for side, weight in ((cosine, 0.3), (bm25, 0.7)):
+        for cid, score in side:
+            fused[cid] = fused.get(cid, 0.0) + weight * score / side[0][1]
+    chunks = result.hops[0].chunks
+    assert [c.chunk_id for c in chunks] == [cid for cid, _ in sorted(fused.items(), key=lambda x: (-x[1], x[0]))][:8]
+    assert [c.score for c in chunks] == pytest.approx(sorted(fused.values(), reverse=True)[:8], abs=1e-4)
+
+
 def test_a_filter_admitting_fewer_than_k_returns_what_it_admits(graph, settings, embedder) -> None:
     found = MetadataFilter(("Courtside Daily",), days=(date(2023, 11, 15), date(2023, 12, 17)))
     admitted = exact_ranking(graph, embedder, "football transfer", found, "sample")

@@ -1,7 +1,9 @@
 """The Markdown record of bench/metarag.sh: every run in one table, then filter quality per
 extractor, the official rule per question type, and latency per step, beside the published figures.
 
-    python bench/metarag_report.py COMPARE_MD RUN_DIR... --questions FILE --name NAME --command CMD
+    python bench/metarag_report.py COMPARE_MD RUN_DIR... --questions FILE --name NAME --command CMD [--title T]
+
+bench/embed_header.sh uses it too, over corpora that differ only in the header embedded with each chunk.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", required=True)
     parser.add_argument("--name", required=True)
     parser.add_argument("--command", required=True)
+    parser.add_argument("--title", default="Multi-Meta-RAG")
     args = parser.parse_args(argv)
     summaries = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
     first = next(iter(summaries.values()))
@@ -50,8 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     status = subprocess.run(["mhgraph", "neo4j", "status"], capture_output=True, text=True).stdout
     server = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("server:")), "-")
     rerankers = sorted({s["params"].get("reranker") for s in summaries.values() if s["params"].get("reranker")})
-    lines = [f"# Multi-Meta-RAG on {args.name}", "",
-             f"- questions: {label} ({args.questions}); corpus '{first['corpus']}'",
+    corpora = {s["corpus"]: s.get("embed_header", "none") for s in summaries.values()}
+    lines = [f"# {args.title} on {args.name}", "",
+             f"- questions: {label} ({args.questions}); "
+             + ("corpus " if len(corpora) == 1 else "corpora ")
+             + ", ".join(f"'{c}' (embed_header {h})" for c, h in corpora.items()),
              f"- date (UTC): {first['started_at'][:16]}Z to {max(s['finished_at'] for s in summaries.values())[:16]}Z; "
              f"machine: {describe(machine())}, CPU only",
              f"- embedding model: {first['embedding_model']}; chunks {first['chunk_size']}/{first['chunk_overlap']} "

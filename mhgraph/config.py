@@ -43,6 +43,7 @@ ENV_VARS: dict[str, str] = {
     "embedding_model": "MHGRAPH_EMBEDDING_MODEL",
     "chunk_size": "MHGRAPH_CHUNK_SIZE",
     "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
+    "embed_header": "MHGRAPH_EMBED_HEADER",
     "vector_quantization": "MHGRAPH_VECTOR_QUANTIZATION",
     "vector_search_ratio": "MHGRAPH_VECTOR_SEARCH_RATIO",
     "hybrid_ranker": "MHGRAPH_HYBRID_RANKER",
@@ -68,6 +69,9 @@ VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
 # larger of the two (naive), or alpha x vector + (1 - alpha) x fulltext (linear).
 HYBRID_RANKERS = ("naive", "linear")
 LLM_BACKENDS = ("auto", "openai", "local", "none")
+# What ingest embeds above each chunk's text (mhgraph/ingest/header.py): nothing, its document's
+# title, or title, source and date as MultiHop-RAG's reference pipeline (LlamaIndex) did.
+EMBED_HEADERS = ("none", "title", "title+source+date")
 # metarag: where its filter comes from (mhgraph/filters/extractors.py) and how Neo4j applies it
 FILTER_EXTRACTORS = ("rules", "llm", "reference", "gold")
 FILTER_MODES = ("index", "exact")
@@ -108,6 +112,9 @@ class Settings:
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     chunk_size: int = 256
     chunk_overlap: int = 32
+    # none | title | title+source+date (EMBED_HEADERS): metadata embedded with each chunk; the
+    # stored text stays the chunk's own
+    embed_header: str = "none"
     # none | scalar | binary: see VECTOR_QUANTIZATIONS
     vector_quantization: str = "none"
     # Retrieval asks the vector index for top_k x this many neighbours and keeps the best top_k
@@ -238,7 +245,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
         raise MhgraphError(f"setting 'llm_backend' from {where('llm_backend')}: expected one of "
                            f"{', '.join(LLM_BACKENDS)}, got {settings.llm_backend!r}")
     for name, allowed in (("filter_extractor", FILTER_EXTRACTORS), ("filter_mode", FILTER_MODES),
-                          ("metarag_search", METARAG_SEARCHES)):
+                          ("metarag_search", METARAG_SEARCHES), ("embed_header", EMBED_HEADERS)):
         if getattr(settings, name) not in allowed:
             raise MhgraphError(f"setting '{name}' from {where(name)}: expected one of {', '.join(allowed)}, "
                                f"got {getattr(settings, name)!r}")

@@ -97,3 +97,12 @@ def test_hybrid_ranker_and_alpha_are_checked(monkeypatch) -> None:
     monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "0.25")
     settings = load_settings(config_path=None)
     assert (settings.hybrid_ranker, settings.hybrid_alpha, settings.origins["hybrid_alpha"]) == ("linear", 0.25, "env")
+
+
+def test_bad_embed_header_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MHGRAPH_EMBED_HEADER", "everything")
+    with pytest.raises(MhgraphError, match=r"setting 'embed_header' from \$MHGRAPH_EMBED_HEADER: expected one of "
+                                           r"none, title, title\+source\+date, got 'everything'"):
+        load_settings({}, EMPTY)
+    monkeypatch.setenv("MHGRAPH_EMBED_HEADER", "title+source+date")
+    assert load_settings({}, EMPTY).embed_header == "title+source+date"

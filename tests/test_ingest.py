@@ -315,3 +315,51 @@ def test_freed_heap_pages_go_back_to_the_system() -> None:
     released, before, after = out.stdout.split()
     assert released == "True"
     assert int(before) - int(after) > 50_000   # KiB: most of the ~94 MiB of holes
+
+
+def test_embed_header_lines_follow_llamaindex_template() -> None:
+    from mhgraph.ingest.corpus import Article
+    from mhgraph.ingest.header import header, text_to_embed
+
+    article = Article(title="FTX's fall", body="...", line=1, source="TechCrunch",
+                      published_at=datetime.fromisoformat("2023-10-05T14:30:00+00:00"))
+    assert text_to_embed(article, "Chunk text.", "none") == "Chunk text."
+    assert text_to_embed(article, "Chunk text.", "title") == "title: FTX's fall\n\nChunk text."
+    assert text_to_embed(article, "Chunk text.", "title+source+date") == (
+        "title: FTX's fall\nsource: TechCrunch\npublished_at: 2023-10-05\n\nChunk text.")
+    # a field the article lacks (flat corpora have no source or date) is left out, not written empty
+    assert header(replace(article, source=None, published_at=None), "title+source+date") == "title: FTX's fall"
+    with pytest.raises(ValueError, match="embed_header"):
+        header(article, "everything")
+
+
+def test_embed_header_changes_only_the_vectors_and_is_recorded(ingested, driver, settings, embedder) -> None:
+    """The header goes into the embedding, not the stored text; changing it re-embeds every document,
+    and re-ingesting with the same header changes nothing."""
+    from mhgraph.ingest.header import text_to_embed
+
+    def chunks():
+        return query(driver, settings, "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d:Document) RETURN c.id AS id, "
+                     "c.text AS text, c.embedding AS e, d.title AS title, d.embed_header AS header ORDER BY id")
+
+    plain = chunks()
+    assert {c["header"] for c in plain} == {"none"}
+    headed = replace(settings, embed_header="title+source+date")
+    summary = ingest_corpus(CORPUS, headed, driver, embedder=embedder, progress=False)
+    assert summary.written == 18 and summary.embed_header == "title+source+date"
+    after = chunks()
+    assert [(c["id"], c["text"]) for c in after] == [(c["id"], c["text"]) for c in plain]  # same chunks
+    assert {c["header"] for c in after} == {"title+source+date"}
+    assert all(a["e"] != p["e"] for a, p in zip(after, plain))
+    # each vector is the embedding of the header above the chunk's text
+    articles = {a.title: a for a in read_corpus(CORPUS).articles}
+    sample = after[:5]
+    expected = embedder.embed_documents([text_to_embed(articles[c["title"]], c["text"], "title+source+date")
+                                         for c in sample])
+    for c, vector in zip(sample, expected):
+        assert c["e"] == pytest.approx([float(x) for x in vector], abs=1e-5)
+    again = ingest_corpus(CORPUS, headed, driver, embedder=embedder, progress=False)
+    assert again.written == 0 and again.unchanged == 18
+    from mhgraph.graph.corpora import corpus_embed_header
+    assert corpus_embed_header(driver, settings.neo4j_database, summary.corpus) == "title+source+date"
+

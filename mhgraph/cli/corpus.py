@@ -13,6 +13,7 @@ from mhgraph.cli.root import (
     sample_corpus_path,
     settings_from,
 )
+from mhgraph.config import EMBED_HEADERS
 from mhgraph.errors import MhgraphError
 
 
@@ -24,6 +25,9 @@ from mhgraph.errors import MhgraphError
                    "sentence-transformers name or path (all-MiniLM-L6-v2 is bundled); '+int8' quantizes (lossy).")
 @click.option("--chunk-size", type=click.IntRange(min=2), help="Tokens per chunk (default 256).")
 @click.option("--chunk-overlap", type=click.IntRange(min=0), help="Tokens shared by consecutive chunks (default 32).")
+@click.option("--embed-header", type=click.Choice(EMBED_HEADERS),
+              help="Document metadata embedded above each chunk's text, as MultiHop-RAG's LlamaIndex pipeline did "
+                   "(default none; the stored text stays the chunk's own; changing it re-embeds).")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Documents embedded and written per batch (one write transaction each).")
 @click.option("--corpus", help="Name to store the articles under (default: the file's stem; the folder's "
@@ -64,10 +68,12 @@ def corpora(ctx: click.Context) -> None:
     if not found:
         click.echo("no corpus in the graph: run 'mhgraph ingest'")
         return
-    click.echo(f"{'corpus':24} {'documents':>9} {'chunks':>7} {'sources':>7}  embedding model   files")
+    click.echo(f"{'corpus':24} {'documents':>9} {'chunks':>7} {'sources':>7}  {'embedding model':17} "
+               f"{'header':17} files")
     for c in found:
         click.echo(f"{c.label:24} {c.documents:9d} {c.chunks:7d} {c.sources:7d}  "
-                   f"{', '.join(c.embedding_models) or '-':17} {', '.join(c.files) or '-'}")
+                   f"{', '.join(c.embedding_models) or '-':17} {', '.join(c.embed_headers) or '-':17} "
+                   f"{', '.join(c.files) or '-'}")
 
 
 @corpora.command("delete")

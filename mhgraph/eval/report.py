@@ -117,6 +117,7 @@ def to_markdown(summary: Summary) -> str:
         f"Method `{summary['method']}`; parameters: "
         + (", ".join(f"{k}={v}" for k, v in summary["params"].items()) or "none") + ".",
         *_counts_lines(summary, scoring),
+        *_corpus_lines(summary),
         f"Latency per question: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms.", "",
     ]
     lines += _steps_lines(summary)
@@ -149,6 +150,16 @@ def to_markdown(summary: Summary) -> str:
     if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
         lines += ["## Gold evidence coverage", "", "\n".join(coverage["lines"]), ""]
     return "\n".join(lines)
+
+
+def _corpus_lines(summary: Summary) -> list[str]:
+    """Which corpus was searched and how its chunks were embedded (written by the runner)."""
+    if "embedding_model" not in summary:
+        return []
+    header = summary.get("embed_header", "none")
+    return [f"Corpus '{summary['corpus']}': {summary['embedding_model']}"
+            + (f" with a {header} header embedded above each chunk" if header != "none" else "")
+            + f", chunks {summary['chunk_size']}/{summary['chunk_overlap']} tokens."]
 
 
 def _steps_lines(summary: Summary) -> list[str]:

@@ -33,7 +33,7 @@ from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
-from mhgraph.graph.corpora import resolve_corpus
+from mhgraph.graph.corpora import corpus_embed_header, resolve_corpus
 from mhgraph.llm import LLM, load_llm
 from mhgraph.retrieval import build_retriever, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
@@ -256,7 +256,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         "selection": {"limit": options.limit, "per_type": options.per_type, "types": list(options.types or []),
                       "questions": len(questions)},
         "corpus": corpus,
-        "embedding_model": embedder.model_name, "chunk_size": settings.chunk_size,
+        "embedding_model": embedder.model_name, "embed_header": corpus_embed_header(driver, database, corpus),
+        "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap, "gold_coverage": {
             "facts": coverage.facts, "matched": coverage.matched, "share": coverage.share,
             "unmatched": [asdict(u) for u in coverage.unmatched], "lines": coverage.lines()},

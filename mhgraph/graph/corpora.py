@@ -28,6 +28,7 @@ class CorpusInfo:
     files: tuple[str, ...]
     embedding_models: tuple[str, ...]
     updated_at: datetime | None
+    embed_headers: tuple[str, ...] = ()     # the metadata embedded above its chunks (ingest's embed_header)
 
     @property
     def label(self) -> str:
@@ -37,8 +38,15 @@ class CorpusInfo:
 def list_corpora(driver: Driver, database: str | None) -> list[CorpusInfo]:
     records, _, _ = driver.execute_query(cypher.load("corpora/list"), database_=database)
     return [CorpusInfo(r["name"], r["documents"], r["chunks"], r["sources"], tuple(r["files"] or ()),
-                       tuple(r["embedding_models"]), r["updated_at"].to_native() if r["updated_at"] else None)
+                       tuple(r["embedding_models"]), r["updated_at"].to_native() if r["updated_at"] else None,
+                       tuple(r["embed_headers"]))
             for r in records]
+
+
+def corpus_embed_header(driver: Driver, database: str | None, corpus: str) -> str:
+    """The metadata header embedded with the corpus's chunks ("none", or several joined by ", " if mixed)."""
+    found = {c.name: c for c in list_corpora(driver, database)}.get(corpus)
+    return ", ".join(found.embed_headers) if found and found.embed_headers else "none"
 
 
 def resolve_corpus(driver: Driver, database: str | None, name: str | None) -> str:

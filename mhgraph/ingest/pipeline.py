@@ -23,6 +23,7 @@ from mhgraph.graph.capabilities import detect
 from mhgraph.graph.schema import ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
 from mhgraph.ingest.corpus import Article, Format, open_corpus
+from mhgraph.ingest.header import text_to_embed
 from mhgraph.ingest.memory import release_free_memory
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 
@@ -44,6 +45,7 @@ class IngestSummary:
     embed_seconds: float    # of `seconds`: embedding chunks
     write_seconds: float    # writing batches
     model: str              # the embedding model's name, as stored on the documents
+    embed_header: str       # the metadata embedded above each chunk (none | title | title+source+date)
     graph: dict[str, int]   # totals in the database afterwards
 
     @property
@@ -62,7 +64,9 @@ class IngestSummary:
             + (f"({self.written_chunks} chunks written, {self.chunks_per_second:.1f} chunks/s), " if self.written_chunks
                else "(nothing to write), ")
             + f"model loading {self.model_load_seconds:.1f} s apart",
-            f"  of which  embedding {self.embed_seconds:.1f} s ({self.model}), writing {self.write_seconds:.1f} s",
+            f"  of which  embedding {self.embed_seconds:.1f} s ({self.model}"
+            + (f", header {self.embed_header}" if self.embed_header != "none" else "")
+            + f"), writing {self.write_seconds:.1f} s",
             f"  corpus    '{self.corpus}' now {self.graph['corpus_documents']} documents, "
             f"{self.graph['corpus_chunks']} chunks",
             f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
@@ -111,9 +115,11 @@ def chunk_id(document_id: str, start_char: int, end_char: int) -> str:
     return hashlib.sha256(f"{document_id}:{start_char}:{end_char}".encode()).hexdigest()[:32]
 
 
-def fingerprint(document_id: str, model: str, chunk_ids: list[str]) -> str:
-    """Changes whenever the article, the model or the chunking changes."""
-    return hashlib.sha256("\x1f".join([document_id, model, *chunk_ids]).encode()).hexdigest()[:32]
+def fingerprint(document_id: str, model: str, chunk_ids: list[str], embed_header: str = "none") -> str:
+    """Changes whenever the article, the model, the chunking or the embedded header changes."""
+    # "none" adds nothing, so documents stored before embed_header existed keep their fingerprints
+    header = [f"embed_header={embed_header}"] if embed_header != "none" else []
+    return hashlib.sha256("\x1f".join([document_id, model, *chunk_ids, *header]).encode()).hexdigest()[:32]
 
 
 @dataclass
@@ -132,7 +138,7 @@ class Tally:
 
 
 def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model: str,
-            tally: Tally) -> list[PreparedDocument]:
+            tally: Tally, embed_header: str = "none") -> list[PreparedDocument]:
     """Chunked documents of corpus `name`, counted in `tally`."""
     prepared = []
     for article in articles:
@@ -145,7 +151,8 @@ def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model
             tally.tokenless += 1
             continue
         ids = [chunk_id(doc_id, s.start_char, s.end_char) for s in spans]
-        prepared.append(PreparedDocument(doc_id, article, spans, ids, fingerprint(doc_id, model, ids)))
+        prepared.append(PreparedDocument(doc_id, article, spans, ids,
+                                         fingerprint(doc_id, model, ids, embed_header)))
         tally.documents += 1
         tally.chunks += len(spans)
         if article.source:
@@ -189,7 +196,8 @@ def ingest_corpus(
 
     database = settings.neo4j_database
     ensure_schema(driver, database, embedder.dimensions, detect(driver, database), settings.vector_quantization)
-    writer = GraphWriter(driver, database, name, embedder.model_name, settings.chunk_size, settings.chunk_overlap)
+    writer = GraphWriter(driver, database, name, embedder.model_name, settings.chunk_size, settings.chunk_overlap,
+                         settings.embed_header)
     writer.open_corpus(str(Path(path).resolve()))
 
     # Parse, chunk, embed and write one batch of articles at a time: memory holds one batch's text
@@ -213,12 +221,13 @@ def ingest_corpus(
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as pool:
         pending: Future[int] | None = None
         for batch in batched(corpus.articles(), batch_size):
-            documents = prepare(batch, name, chunker, embedder.model_name, tally)
+            documents = prepare(batch, name, chunker, embedder.model_name, tally, settings.embed_header)
             stored = writer.fingerprints(d.id for d in documents)
             todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
             if todo:
                 t0 = time.perf_counter()
-                vectors = embedder.embed_documents([span.text for d in todo for span in d.chunks])
+                vectors = embedder.embed_documents([text_to_embed(d.article, span.text, settings.embed_header)
+                                                    for d in todo for span in d.chunks])
                 timings["embed"] += time.perf_counter() - t0
                 offset = 0
                 for d in todo:
@@ -242,5 +251,6 @@ def ingest_corpus(
         sources=len(tally.sources), skipped_empty=empty + tally.tokenless, written=tally.written,
         written_chunks=tally.written_chunks, unchanged=tally.documents - tally.written,
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
-        embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name, graph=writer.counts(),
+        embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name,
+        embed_header=settings.embed_header, graph=writer.counts(),
     )

@@ -28,11 +28,12 @@ class GraphWriter:
     """Writes the documents of one corpus."""
 
     def __init__(self, driver: Driver, database: str | None, corpus: str, embedding_model: str, chunk_size: int,
-                 chunk_overlap: int) -> None:
+                 chunk_overlap: int, embed_header: str = "none") -> None:
         self.driver = driver
         self.database = database
         self.corpus = corpus
-        self.chunking = {"embedding_model": embedding_model, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
+        self.chunking = {"embedding_model": embedding_model, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap,
+                         "embed_header": embed_header}
 
     def open_corpus(self, file: str) -> None:
         """Create the Corpus node (or record one more file ingested into it)."""

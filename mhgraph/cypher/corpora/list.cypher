@@ -1,4 +1,4 @@
-// Every corpus with its sizes, the files ingested into it and its embedding models. Documents
+// Every corpus with its sizes, the files ingested into it, its embedding models and embedded headers. Documents
 // stored before corpora had names are listed as one corpus with name null ($key '' stands for it).
 CALL () {
   MATCH (k:Corpus) RETURN k.name AS name
@@ -13,5 +13,7 @@ RETURN name, k.files AS files, k.updated_at AS updated_at,
        COUNT { MATCH (d:Document)-[:PUBLISHED_BY]->(s:Source) WHERE coalesce(d.corpus, '') = key RETURN DISTINCT s }
          AS sources,
        COLLECT { MATCH (d:Document) WHERE coalesce(d.corpus, '') = key AND d.embedding_model IS NOT NULL
-                 RETURN DISTINCT d.embedding_model } AS embedding_models
+                 RETURN DISTINCT d.embedding_model } AS embedding_models,
+       COLLECT { MATCH (d:Document) WHERE coalesce(d.corpus, '') = key AND d.embedding_model IS NOT NULL
+                 RETURN DISTINCT coalesce(d.embed_header, 'none') } AS embed_headers
 ORDER BY name

@@ -1,7 +1,8 @@
 // Upsert Documents of corpus $corpus with their Sources. $documents: [{id, title, url, author,
-// category, published_at, source, fingerprint}]; $embedding_model, $chunk_size, $chunk_overlap say how the
-// document's chunks were made, so retrieval can check it embeds questions with the same model. The fingerprint is written in the same transaction as the
-// chunks, so a Document carrying it is known to be complete.
+// category, published_at, source, fingerprint}]; $embedding_model, $chunk_size, $chunk_overlap and
+// $embed_header (the metadata embedded above each chunk's text) say how the document's chunks were
+// made, so retrieval can check it embeds questions with the same model. The fingerprint is written
+// in the same transaction as the chunks, so a Document carrying it is known to be complete.
 MATCH (k:Corpus {name: $corpus})
 UNWIND $documents AS d
 MERGE (doc:Document {id: d.id})
@@ -14,7 +15,8 @@ SET doc.corpus = $corpus,
     doc.ingest_fingerprint = d.fingerprint,
     doc.embedding_model = $embedding_model,
     doc.chunk_size = $chunk_size,
-    doc.chunk_overlap = $chunk_overlap
+    doc.chunk_overlap = $chunk_overlap,
+    doc.embed_header = $embed_header
 MERGE (doc)-[:IN_CORPUS]->(k)
 FOREACH (name IN CASE WHEN d.source IS NULL THEN [] ELSE [d.source] END |
   MERGE (s:Source {name: name})

@@ -18,6 +18,7 @@ RUNS=runs/bench-embed-header-$NAME
 SUMMARIES=bench/results/embed-header-$NAME
 mkdir -p "$RUNS" "$SUMMARIES"
 ids=()
+source bench/eval_runs.sh
 for header in none title title+source+date; do
   corpus=$NAME
   [ "$header" = none ] || corpus="$NAME-header-${header//+/-}"
@@ -26,16 +27,7 @@ for header in none title title+source+date; do
   fi
   echo "ingest $corpus (embed_header $header)" >&2
   mhgraph ingest "$CORPUS" --corpus "$corpus" --embed-header "$header" --no-progress >&2
-  run() {  # run ID ARGS...: one eval on this header's corpus, skipped with RESUME=1 when its report exists
-    local id=$1; shift
-    if ! { [ "${RESUME:-0}" = 1 ] && [ -f "$RUNS/$id/report.json" ]; }; then
-      echo "$id" >&2
-      mhgraph eval --corpus "$corpus" --questions "$QUESTIONS" --runs-dir "$RUNS" --run-id "$id" --no-progress \
-        --no-trace "$@" > /dev/null
-    fi
-    cp "$RUNS/$id/report.json" "$SUMMARIES/$id.json"
-    ids+=("$RUNS/$id")
-  }
+  EVAL_CORPUS=$corpus
   tag=${header//+/-}
   run "header-$tag-vector-k10" --method vector -k 10
   run "header-$tag-metarag-rules-k10" --method metarag --filter-extractor rules -k 10 --no-rerank

@@ -23,16 +23,8 @@ RUNS=runs/bench-metarag-$NAME
 SUMMARIES=bench/results/metarag-$NAME
 mkdir -p "$RUNS" "$SUMMARIES"
 ids=()
-run() {  # run ID ARGS...: one eval, skipped with RESUME=1 when its report exists
-  local id=$1; shift
-  if ! { [ "${RESUME:-0}" = 1 ] && [ -f "$RUNS/$id/report.json" ]; }; then
-    echo "$id" >&2
-    mhgraph eval --corpus "$NAME" --questions "$QUESTIONS" --runs-dir "$RUNS" --run-id "$id" --no-progress \
-      --no-trace "$@" > /dev/null
-  fi
-  cp "$RUNS/$id/report.json" "$SUMMARIES/$id.json"
-  ids+=("$RUNS/$id")
-}
+EVAL_CORPUS=$NAME
+source bench/eval_runs.sh
 for k in 6 10; do run "vector-k$k" --method vector -k "$k"; done
 for extractor in $EXTRACTORS; do
   for k in 6 10; do

@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
              "package: see ../shared/docs/offline-models.md)",
              f"- command: {args.command}", "",
              *PUBLISHED, "",
-             "Run names (metarag.sh; embed_header.sh prefixes header-HEADER-): metarag-EXTRACTOR[-RERANKER]-kK'. Every metarag run searches K = 20 filtered candidates "
+             "Run names (metarag.sh; embed_header.sh prefixes header-HEADER-): metarag-EXTRACTOR[-RERANKER]-kK'. "
+             "Every metarag run searches K = 20 filtered candidates "
              "inside the vector index and keeps K'; without a reranker the first K' by similarity. The `gold` "
              "extractor is an upper bound (each question's own evidence sources and days), not a method.", "",
              "## All runs", ""]

@@ -360,6 +360,5 @@ def test_embed_header_changes_only_the_vectors_and_is_recorded(ingested, driver,
         assert c["e"] == pytest.approx([float(x) for x in vector], abs=1e-5)
     again = ingest_corpus(CORPUS, headed, driver, embedder=embedder, progress=False)
     assert again.written == 0 and again.unchanged == 18
-    from mhgraph.graph.corpora import corpus_embed_header
+    from mhgraph.graph.schema import corpus_embed_header
     assert corpus_embed_header(driver, settings.neo4j_database, summary.corpus) == "title+source+date"
-

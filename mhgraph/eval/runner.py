@@ -33,7 +33,8 @@ from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
-from mhgraph.graph.corpora import corpus_embed_header, resolve_corpus
+from mhgraph.graph.corpora import resolve_corpus
+from mhgraph.graph.schema import corpus_embed_header
 from mhgraph.llm import LLM, load_llm
 from mhgraph.retrieval import build_retriever, question_embedder
 from mhgraph.retrieval.base import RetrievalResult

@@ -43,12 +43,6 @@ def list_corpora(driver: Driver, database: str | None) -> list[CorpusInfo]:
             for r in records]
 
 
-def corpus_embed_header(driver: Driver, database: str | None, corpus: str) -> str:
-    """The metadata header embedded with the corpus's chunks ("none", or several joined by ", " if mixed)."""
-    found = {c.name: c for c in list_corpora(driver, database)}.get(corpus)
-    return ", ".join(found.embed_headers) if found and found.embed_headers else "none"
-
-
 def resolve_corpus(driver: Driver, database: str | None, name: str | None) -> str:
     """The corpus to search: `name` if the graph has it, else the graph's only corpus."""
     records, _, _ = driver.execute_query(cypher.load("corpora/names"), database_=database)

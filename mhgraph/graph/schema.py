@@ -42,6 +42,13 @@ def corpus_embedding_model(driver: Driver, database: str | None, corpus: str, mo
     return model or (models[0] if models else None)
 
 
+def corpus_embed_header(driver: Driver, database: str | None, corpus: str) -> str:
+    """The metadata header embedded with the corpus's chunks ("none", or several joined by ", " if mixed)."""
+    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database)
+    headers = records[0]["headers"] if records else []
+    return ", ".join(sorted(headers)) or "none"
+
+
 def create_chunk_vector_index(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
                               quantization: str) -> None:
     """The Chunk vector index; quantization applies where the server has filter properties (2026.01+)."""

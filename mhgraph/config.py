@@ -53,6 +53,10 @@ ENV_VARS: dict[str, str] = {
     "metarag_candidates": "MHGRAPH_METARAG_CANDIDATES",
     "metarag_search": "MHGRAPH_METARAG_SEARCH",
     "reranker": "MHGRAPH_RERANKER",
+    "treehop_model": "MHGRAPH_TREEHOP_MODEL",
+    "treehop_hops": "MHGRAPH_TREEHOP_HOPS",
+    "treehop_redundancy_pruning": "MHGRAPH_TREEHOP_REDUNDANCY_PRUNING",
+    "treehop_layer_top_k": "MHGRAPH_TREEHOP_LAYER_TOP_K",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -131,6 +135,12 @@ class Settings:
     metarag_candidates: int = 20
     metarag_search: str = "vector"
     reranker: str | None = None
+    # treehop: the model (a checkpoint or k-fold folder from 'mhgraph treehop train'; unset: the
+    # packaged one, for all-MiniLM-L6-v2), the hops, and its two stop rules (retrieval/treehop.py)
+    treehop_model: str | None = None
+    treehop_hops: int = 2
+    treehop_redundancy_pruning: bool = True
+    treehop_layer_top_k: bool = True
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -198,11 +208,19 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             return int(value)
         if ftype == "float":
             return float(value)
+        if ftype == "bool":
+            if isinstance(value, bool):
+                return value
+            if str(value).strip().lower() in ("1", "true", "yes", "on"):
+                return True
+            if str(value).strip().lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
         if ftype in ("Path", "Path | None"):
             return Path(str(value)).expanduser()
     except (TypeError, ValueError) as exc:
-        raise MhgraphError(f"setting '{name}' from {origin}: expected {'an integer' if ftype == 'int' else 'a number'}, "
-                           f"got {value!r}") from exc
+        expected = {"int": "an integer", "bool": "true or false"}.get(ftype, "a number")
+        raise MhgraphError(f"setting '{name}' from {origin}: expected {expected}, got {value!r}") from exc
     return None if value in ("", None) else str(value)
 
 
@@ -252,6 +270,9 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.metarag_candidates < 1:
         raise MhgraphError(f"setting 'metarag_candidates' from {where('metarag_candidates')}: expected at least 1, "
                            f"got {settings.metarag_candidates}")
+    if settings.treehop_hops < 1:
+        raise MhgraphError(f"setting 'treehop_hops' from {where('treehop_hops')}: expected at least 1, "
+                           f"got {settings.treehop_hops}")
     if settings.hybrid_ranker not in HYBRID_RANKERS:
         raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
                            f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")

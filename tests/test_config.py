@@ -106,3 +106,22 @@ def test_bad_embed_header_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> N
         load_settings({}, EMPTY)
     monkeypatch.setenv("MHGRAPH_EMBED_HEADER", "title+source+date")
     assert load_settings({}, EMPTY).embed_header == "title+source+date"
+
+
+def test_treehop_settings_parse_switches_and_hops(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MHGRAPH_TREEHOP_REDUNDANCY_PRUNING", "off")
+    monkeypatch.setenv("MHGRAPH_TREEHOP_HOPS", "3")
+    settings = load_settings({"treehop_layer_top_k": False}, EMPTY)
+    assert (settings.treehop_redundancy_pruning, settings.treehop_layer_top_k, settings.treehop_hops) == (False, False, 3)
+    monkeypatch.setenv("MHGRAPH_TREEHOP_REDUNDANCY_PRUNING", "maybe")
+    with pytest.raises(MhgraphError, match=r"setting 'treehop_redundancy_pruning' from \$MHGRAPH_TREEHOP_REDUNDANCY_PRUNING: "
+                                           r"expected true or false, got 'maybe'"):
+        load_settings({}, EMPTY)
+    monkeypatch.delenv("MHGRAPH_TREEHOP_REDUNDANCY_PRUNING")
+    config = tmp_path / "c.toml"
+    config.write_text("treehop_redundancy_pruning = false\ntreehop_hops = 0\n")
+    with pytest.raises(MhgraphError, match=r"setting 'treehop_hops' from flag: expected at least 1, got 0"):
+        load_settings({"treehop_hops": 0}, config)
+    monkeypatch.delenv("MHGRAPH_TREEHOP_HOPS")
+    config.write_text("treehop_redundancy_pruning = false\n")
+    assert load_settings({}, config).treehop_redundancy_pruning is False

@@ -12,6 +12,7 @@ from mhgraph.cli.root import (
     cli,
     llm_options,
     metarag_options,
+    treehop_options,
     quiet_progress,
     sample_corpus_path,
     settings_from,
@@ -45,6 +46,7 @@ from mhgraph.errors import MhgraphError
 @click.option("--answer", is_flag=True, help="Also answer each question from its evidence and score the answers.")
 @click.option("--answer-k", type=click.IntRange(min=1), help="Chunks given to the reader (default: --top-k).")
 @metarag_options
+@treehop_options
 @llm_options
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
@@ -52,7 +54,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
              limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
              scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
-             no_cache: bool, rerank: bool | None, **metarag: object) -> None:
+             no_cache: bool, rerank: bool | None, **method_options: object) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     from mhgraph.graph.connection import connect
 
@@ -80,7 +82,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         return
     settings = apply_rerank(settings_from(ctx, embedding_model=embedding_model,
                                           corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None),
-                                          llm_backend=llm_backend, llm_model=llm_model, **metarag), rerank)
+                                          llm_backend=llm_backend, llm_model=llm_model, **method_options), rerank)
     if list_runs or delete_run:
         from mhgraph.eval import traces
 

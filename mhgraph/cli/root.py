@@ -100,6 +100,22 @@ def metarag_options(command):
     return command
 
 
+def treehop_options(command):
+    """The flags of the treehop method, shared by query, ask and eval; they become the settings
+    treehop_model, treehop_hops, treehop_redundancy_pruning and treehop_layer_top_k."""
+    for option in reversed([
+        click.option("--treehop-model", help="treehop: a checkpoint or k-fold folder from 'mhgraph treehop train' "
+                                             "(default: the packaged model, for all-MiniLM-L6-v2)."),
+        click.option("--hops", "treehop_hops", type=click.IntRange(min=1), help="treehop: hops (default 2)."),
+        click.option("--redundancy-pruning/--no-redundancy-pruning", "treehop_redundancy_pruning", default=None,
+                     help="treehop: stop a branch whose chunk was already retrieved (default on)."),
+        click.option("--layer-top-k/--no-layer-top-k", "treehop_layer_top_k", default=None,
+                     help="treehop: keep only the k best new branches per hop (default on)."),
+    ]):
+        command = option(command)
+    return command
+
+
 def apply_rerank(settings: Settings, rerank: bool | None) -> Settings:
     """--no-rerank clears the reranker; --rerank without one named takes DEFAULT_RERANKER."""
     import dataclasses

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from mhgraph.cli.root import apply_rerank, cli, llm_options, metarag_options, settings_from
+from mhgraph.cli.root import apply_rerank, cli, llm_options, metarag_options, settings_from, treehop_options
 from mhgraph.errors import MhgraphError
 
 
@@ -18,17 +18,18 @@ from mhgraph.errors import MhgraphError
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
 @metarag_options
+@treehop_options
 @llm_options
 @click.pass_context
 def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None,
           corpus: str | None, width: int, rerank: bool | None, llm_backend: str | None, llm_model: str | None,
-          no_cache: bool, **metarag: object) -> None:
+          no_cache: bool, **method_options: object) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
     from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 
     settings = apply_rerank(settings_from(ctx, embedding_model=embedding_model, corpus=corpus, llm_backend=llm_backend,
-                                          llm_model=llm_model, **metarag), rerank)
+                                          llm_model=llm_model, **method_options), rerank)
     with connect(settings) as driver:
         retriever = build_retriever(method, driver, settings, llm=method_llm(method, settings, no_cache))
         result = retriever.search(question, top_k=top_k)
@@ -44,7 +45,8 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
                    f"({hop.seconds * 1000:.0f} ms)")
         for c in hop.chunks:
             date = c.published_at.date().isoformat() if c.published_at else "-"
-            click.echo(f"{c.rank:3d}  {c.score:8.4f}  {c.title or '-'} | {c.source or '-'} | {date}")
+            click.echo(f"{c.rank:3d}  {c.score:8.4f}  {c.title or '-'} | {c.source or '-'} | {date}"
+                       + (f"  (from chunk {c.parent_id})" if c.parent_id else ""))
             snippet = " ".join(c.text.split())
             click.echo(f"     {snippet[:width]}{'...' if len(snippet) > width else ''}")
 
@@ -56,10 +58,11 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
               help="Chunks of the final ranking given to the model.")
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @metarag_options
+@treehop_options
 @llm_options
 @click.pass_context
 def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,
-        llm_model: str | None, no_cache: bool, rerank: bool | None, **metarag: object) -> None:
+        llm_model: str | None, no_cache: bool, rerank: bool | None, **method_options: object) -> None:
     """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
     from mhgraph.answer import build_reader
     from mhgraph.graph.connection import connect
@@ -67,7 +70,7 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
     from mhgraph.retrieval import build_retriever
 
     settings = apply_rerank(settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model,
-                                          **metarag), rerank)
+                                          **method_options), rerank)
     llm = load_llm(settings, cache=not no_cache)
     reader = build_reader(llm)  # a model problem shows before retrieval
     with connect(settings) as driver:

@@ -24,10 +24,9 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
-from mhgraph.training.folds import KFold
+from mhgraph.training.folds import FINAL_MODEL, KFold
 
 DEFAULT_BACKBONE = "all-MiniLM-L6-v2"
-FINAL_MODEL = "all"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.retrieval.base import Retriever
 
-METHODS = ("vector", "bm25", "hybrid", "metarag")
+METHODS = ("vector", "bm25", "hybrid", "metarag", "treehop")
 
 
 def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> TextEmbedder:
@@ -40,7 +40,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
     database = settings.neo4j_database
     corpus = resolve_corpus(driver, database, corpus or settings.corpus)
-    if method in ("vector", "hybrid", "metarag"):
+    if method in ("vector", "hybrid", "metarag", "treehop"):
         require_index(driver, database, VECTOR_INDEX)
         if embedder is None:
             embedder = question_embedder(driver, settings, corpus)
@@ -55,6 +55,22 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
 
         return VectorRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
                                search_ratio=settings.vector_search_ratio)
+    if method == "treehop":
+        from pathlib import Path
+
+        from mhgraph.retrieval.treehop import TreeHopRetriever
+        from mhgraph.treehop.checkpoint import PACKAGED, TreeHopModels
+
+        capabilities = detect(driver, database)
+        if not capabilities.search_clause:
+            raise MhgraphError(f"treehop searches every branch in one query with the Cypher 25 SEARCH clause: it needs "
+                               f"Neo4j 2026.01 or later (this server is {capabilities.version})")
+        models = TreeHopModels.load(Path(settings.treehop_model) if settings.treehop_model else PACKAGED,
+                               embedder.model_name)
+        return TreeHopRetriever(driver, embedder, models, database, corpus=corpus,
+                                search_ratio=settings.vector_search_ratio, hops=settings.treehop_hops,
+                                redundancy_pruning=settings.treehop_redundancy_pruning,
+                                layer_top_k=settings.treehop_layer_top_k)
     if method == "metarag":
         from mhgraph.filters.extractors import build_extractor
         from mhgraph.rerank.models import load_reranker

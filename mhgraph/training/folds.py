@@ -18,6 +18,7 @@ from mhgraph.errors import MhgraphError
 
 T = TypeVar("T")
 FOLDS_FILE = "folds.json"
+FINAL_MODEL = "all"     # the model trained on every question (for users' own data), beside the fold models
 
 
 def fold_of(question: str, k: int, seed: int = 0) -> int:
@@ -55,6 +56,7 @@ class KFold:
             data = json.loads(path.read_text(encoding="utf-8"))
             return KFold(int(data["k"]), int(data.get("seed", 0))), data
         except FileNotFoundError:
-            raise MhgraphError(f"{path}: not found (a k-fold model folder is made by 'mhgraph reranker train')") from None
+            raise MhgraphError(f"{path}: not found (a k-fold model folder is made by 'mhgraph reranker train' "
+                               f"or 'mhgraph treehop train')") from None
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise MhgraphError(f"{path}: not a k-fold description ({exc})") from None

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# TreeHop on MultiHop-RAG: k-fold models trained here (each question run by the model that never
+# saw it), Recall@K with the average K on the inference questions (@5 2 hops, @5 3 hops, @10 2
+# hops) beside the direct top-5/top-10, the untrained q - c update, the ablations (no UpdateGate,
+# no q term, no c term, no redundancy pruning, no layer-wise top-K), and hop-conditioned P/R/F1 for
+# hops 1..5 on all questions; recorded as bench/results/treehop-NAME.md (+ per-run summaries in
+# bench/results/treehop-NAME/).
+#   bash bench/treehop.sh [QUESTIONS_JSON] [NAME]
+# Defaults: ../shared/data/multihop-rag/MultiHopRAG.json, NAME=multihop-rag (the corpus name;
+# ingest it first). Models go to models/treehop-NAME[-ABLATION]/ (trained when missing); RESUME=1
+# keeps the runs already in runs/bench-treehop-NAME/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUESTIONS=${1:-../shared/data/multihop-rag/MultiHopRAG.json}
+NAME=${2:-multihop-rag}
+[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
+RUNS=runs/bench-treehop-$NAME
+SUMMARIES=bench/results/treehop-$NAME
+MODELS=models/treehop-$NAME
+mkdir -p "$RUNS" "$SUMMARIES"
+train() {  # train FOLDER TERMS
+  [ -f "$1/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$1" --terms "$2" \
+    --no-progress
+}
+train "$MODELS" q,c,gate
+train "$MODELS-no-gate" q,c
+train "$MODELS-no-q" c,gate
+train "$MODELS-no-c" q,gate
+ids=()
+EVAL_CORPUS=$NAME
+source bench/eval_runs.sh
+inference=(--types inference_query)
+for k in 5 10; do run "direct-k$k" --method vector -k "$k" "${inference[@]}"; done
+run "treehop-k5-h2" --method treehop --treehop-model "$MODELS" -k 5 --hops 2 "${inference[@]}"
+run "treehop-k5-h3" --method treehop --treehop-model "$MODELS" -k 5 --hops 3 "${inference[@]}"
+run "treehop-k10-h2" --method treehop --treehop-model "$MODELS" -k 10 --hops 2 "${inference[@]}"
+run "untrained-q-minus-c-k5-h2" --method treehop --treehop-model "$MODELS-no-gate" -k 5 --hops 2 "${inference[@]}"
+run "ablation-no-q-k5-h2" --method treehop --treehop-model "$MODELS-no-q" -k 5 --hops 2 "${inference[@]}"
+run "ablation-no-c-k5-h2" --method treehop --treehop-model "$MODELS-no-c" -k 5 --hops 2 "${inference[@]}"
+run "ablation-no-redundancy-pruning-k5-h2" --method treehop --treehop-model "$MODELS" -k 5 --hops 2 \
+  --no-redundancy-pruning "${inference[@]}"
+run "ablation-no-layer-top-k-k5-h2" --method treehop --treehop-model "$MODELS" -k 5 --hops 2 --no-layer-top-k \
+  "${inference[@]}"
+run "treehop-k5-h5-all" --method treehop --treehop-model "$MODELS" -k 5 --hops 5
+python bench/treehop_report.py "${ids[@]}" --questions "$QUESTIONS" --name "$NAME" --training "$MODELS/folds.json" \
+  --command "bash bench/treehop.sh $*" > "bench/results/treehop-$NAME.md"
+echo "written bench/results/treehop-$NAME.md (per-run summaries in $SUMMARIES/)"

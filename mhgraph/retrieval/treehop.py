@@ -1,0 +1,148 @@
+"""`treehop`: multi-hop retrieval in embedding space (TreeHop, Li et al., 2025). No LLM.
+
+Hop 1 is the vector index's top-k for the question; every chunk it returns starts a branch (its
+query embedding, its chunk). At each later hop:
+
+1. the next query embedding of every live branch, q' = q - c + UpdateGate(q, c), in ONE batched
+   torch call (mhgraph/treehop/model.py);
+2. every branch's top-k chunks in ONE Cypher round trip (UNWIND over the vectors, the in-index
+   search per row: cypher/retrieval/treehop_search.cypher), each chunk with its embedding;
+3. the stop rules, both on by default and switchable for the ablations:
+   - redundancy pruning: a branch whose chunk was already retrieved (at an earlier hop, or by an
+     earlier branch at this one) stops, and its chunk is not retrieved twice;
+   - layer-wise top-k: of the new branches, only the k whose chunks score highest against their
+     parent branch's query go on (and are retrieved).
+Each chunk keeps its parent chunk (RetrievedChunk.parent_id), so the result and the eval traces
+hold the branch tree: (:Chunk)-[:LED_TO {hop}]->(:Chunk) in Neo4j.
+
+The model comes from a checkpoint folder, or a k-fold folder in which each question is run by the
+model of its own fold (mhgraph/treehop/checkpoint.py); unset, the packaged checkpoint.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import neo4j
+import numpy as np
+
+from mhgraph import cypher
+from mhgraph.embeddings import TextEmbedder
+from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.retrieval.records import to_chunks
+from mhgraph.treehop.checkpoint import TreeHopModels
+
+
+@dataclass(frozen=True)
+class Branch:
+    query: np.ndarray        # the query embedding that retrieved `chunk`
+    chunk: RetrievedChunk
+    embedding: np.ndarray    # the chunk's
+
+
+@functools.cache
+def _search_query() -> str:
+    return cypher.load("retrieval/treehop_search")
+
+
+def nearest(driver: neo4j.Driver, database: str | None, corpus: str, vectors: Sequence[np.ndarray], top_k: int,
+            search_ratio: int) -> list[list[tuple[RetrievedChunk, np.ndarray]]]:
+    """Per vector, its top-k chunks of `corpus` with their embeddings: one round trip for all."""
+    rows = [{"branch": i, "embedding": np.asarray(v, dtype=np.float64).tolist()} for i, v in enumerate(vectors)]
+    records, _, _ = driver.execute_query(
+        _search_query(), queries=rows, corpus=corpus, top_k=top_k,
+        candidates=top_k * search_ratio, database_=database, routing_=neo4j.RoutingControl.READ)
+    rows_of: list[list[neo4j.Record]] = [[] for _ in vectors]
+    for record in records:   # ordered by branch, then score
+        rows_of[record["branch"]].append(record)
+    return [[(chunk, np.asarray(r["embedding"], dtype=np.float32)) for chunk, r in zip(to_chunks(rows), rows)]
+            for rows in rows_of]
+
+
+class TreeHopRetriever(Retriever):
+    name = "treehop"
+
+    def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, models: TreeHopModels,
+                 database: str | None = None, *, corpus: str, search_ratio: int, hops: int = 2,
+                 redundancy_pruning: bool = True, layer_top_k: bool = True) -> None:
+        self.driver = driver
+        self.embedder = embedder
+        self.models = models
+        self.database = database
+        self.corpus = corpus
+        self.search_ratio = search_ratio
+        self.hops = hops
+        self.redundancy_pruning = redundancy_pruning
+        self.layer_top_k = layer_top_k
+        self.round_trips = 0     # Neo4j queries sent, counted for tests and bench/treehop_latency.py
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"corpus": self.corpus, "search_ratio": self.search_ratio, "hops": self.hops,
+                "redundancy_pruning": self.redundancy_pruning, "layer_top_k": self.layer_top_k,
+                "treehop_model": self.models.name, "in_domain_trained": self.models.in_domain,
+                "terms": list(self.models.checkpoints[0].model.config.terms)}
+
+    def _search(self, vectors: Sequence[np.ndarray], top_k: int) -> list[list[tuple[RetrievedChunk, np.ndarray]]]:
+        self.round_trips += 1
+        return nearest(self.driver, self.database, self.corpus, vectors, top_k, self.search_ratio)
+
+    def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        model = self.models.for_question(question)
+        q = np.asarray(self.embedder.embed_query(question), dtype=np.float32)
+        phases = {"embed": time.perf_counter() - started}
+        t = time.perf_counter()
+        first = self._search([q], top_k)[0]
+        hop_chunks = [c for c, _ in first]
+        hops = [Hop(index=1, chunks=hop_chunks, query=question, seconds=time.perf_counter() - t)]
+        phases["search"] = hops[0].seconds
+        phases["update"] = 0.0
+        seen = {c.chunk_id for c in hop_chunks}
+        branches = [Branch(q, c, e) for c, e in first]
+        sizes = [len(branches)]
+        for index in range(2, self.hops + 1):
+            if not branches:
+                break
+            t = time.perf_counter()
+            nexts = model.next_queries(np.stack([b.query for b in branches]),
+                                       np.stack([b.embedding for b in branches])).numpy()
+            phases["update"] += time.perf_counter() - t
+            t = time.perf_counter()
+            found = self._search(list(nexts), top_k)
+            branches, chunks = self._grow(branches, nexts, found, seen, top_k)
+            seconds = time.perf_counter() - t
+            phases["search"] += seconds
+            hops.append(Hop(index=index, chunks=chunks, query=None, seconds=seconds))
+            sizes.append(len(branches))
+        return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
+                               seconds=time.perf_counter() - started, phases=phases,
+                               details={"branches": sizes})
+
+    def _grow(self, parents: list[Branch], queries: np.ndarray, found: list[list[tuple[RetrievedChunk, np.ndarray]]],
+              seen: set[str], top_k: int) -> tuple[list[Branch], list[RetrievedChunk]]:
+        """This hop's new branches and retrieved chunks (children linked to their parents' chunks)."""
+        new: list[tuple[float, int, RetrievedChunk, np.ndarray]] = []   # (score, parent, chunk, embedding)
+        for i, rows in enumerate(found):
+            new += [(c.score, i, c, e) for c, e in rows]
+        new.sort(key=lambda x: (-x[0], x[1], x[2].chunk_id))   # by score against the parent's next query
+        kept: list[tuple[float, int, RetrievedChunk, np.ndarray]] = []
+        taken: set[str] = set()
+        for row in new:
+            chunk_id = row[2].chunk_id
+            if self.redundancy_pruning and (chunk_id in seen or chunk_id in taken):
+                continue
+            kept.append(row)
+            taken.add(chunk_id)
+            if self.layer_top_k and len(kept) == top_k:
+                break
+        seen |= taken
+        branches, chunks = [], []
+        for rank, (score, i, chunk, embedding) in enumerate(kept, start=1):
+            child = replace(chunk, rank=rank, parent_id=parents[i].chunk.chunk_id)
+            chunks.append(child)
+            branches.append(Branch(queries[i], child, embedding))
+        return branches, chunks

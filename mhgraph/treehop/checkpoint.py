@@ -1,0 +1,110 @@
+"""TreeHop checkpoints: a folder with model.safetensors and config.json.
+
+config.json names the embedding model and its dimension (a TreeHop model only makes sense in the
+embedding space it was trained in), the model's configuration and what it was trained on. Loading
+one for a corpus embedded with another model fails with one line that names both.
+
+A k-fold folder (`mhgraph treehop train`) holds folds.json and one checkpoint per fold: each
+question is run by the model of its own fold, which never saw it (mhgraph/training/folds.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mhgraph.errors import MhgraphError
+from mhgraph.treehop.model import TreeHopConfig, TreeHopModel
+
+if TYPE_CHECKING:
+    from mhgraph.training.folds import KFold
+
+FORMAT = "mhgraph-treehop"
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+# The checkpoint shipped for users: trained on every question of the development split.
+PACKAGED = Path(__file__).resolve().parents[1] / "data" / "treehop" / "all-MiniLM-L6-v2"
+
+
+@dataclass
+class Checkpoint:
+    model: TreeHopModel
+    embedding_model: str
+    path: Path
+    facts: dict[str, Any]
+
+
+def save_checkpoint(model: TreeHopModel, directory: Path, embedding_model: str, **facts: Any) -> None:
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    config = {"format": FORMAT, "version": 1, "embedding_model": embedding_model, **model.config.to_dict(),
+              **facts}
+    (directory / CONFIG_FILE).write_text(json.dumps(config, indent=2, default=str), encoding="utf-8")
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(directory / WEIGHTS_FILE))
+
+
+def load_checkpoint(directory: Path, embedding_model: str | None = None) -> Checkpoint:
+    """The model in `directory`; with `embedding_model`, it must have been trained for that model."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    from mhgraph.embeddings import canonical_model_name
+
+    path = Path(directory) / CONFIG_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            raise KeyError("format")
+        config = TreeHopConfig(dimension=int(data["dimension"]), dropout=float(data.get("dropout", 0.0)),
+                               terms=tuple(data.get("terms", ("q", "c", "gate"))))
+        trained_for = str(data["embedding_model"])
+    except FileNotFoundError:
+        raise MhgraphError(f"{path}: not found (a TreeHop checkpoint is made by 'mhgraph treehop train')") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise MhgraphError(f"{path}: not a TreeHop checkpoint config (bad or missing {exc})") from None
+    if embedding_model and canonical_model_name(embedding_model) != canonical_model_name(trained_for):
+        raise MhgraphError(f"{Path(directory)}: TreeHop model trained for embedding model '{trained_for}' "
+                           f"({config.dimension} dimensions), but the corpus is embedded with '{embedding_model}': "
+                           f"train one for it with 'mhgraph treehop train'")
+    model = TreeHopModel(config)
+    if model.trainable or (Path(directory) / WEIGHTS_FILE).exists():
+        try:
+            model.load_state_dict(load_file(str(Path(directory) / WEIGHTS_FILE)))
+        except (FileNotFoundError, SafetensorError, RuntimeError) as exc:
+            raise MhgraphError(f"{Path(directory) / WEIGHTS_FILE}: cannot load the TreeHop weights "
+                               f"({' '.join(str(exc).split())[:200]})") from None
+    model.eval()
+    return Checkpoint(model, trained_for, Path(directory), data)
+
+
+class TreeHopModels:
+    """One checkpoint, or a k-fold folder's, whose models are picked by the question's fold."""
+
+    def __init__(self, checkpoints: list[Checkpoint], name: str, kfold: "KFold | None" = None) -> None:
+        self.checkpoints, self.name, self.kfold = checkpoints, name, kfold
+
+    @classmethod
+    def load(cls, directory: Path, embedding_model: str | None = None) -> "TreeHopModels":
+        from mhgraph.training.folds import FOLDS_FILE, KFold
+
+        directory = Path(directory)
+        if not (directory / FOLDS_FILE).exists():
+            return cls([load_checkpoint(directory, embedding_model)], str(directory))
+        kfold, facts = KFold.load(directory)
+        paths = [directory / m for m in facts["models"]]
+        if len(paths) != kfold.k:
+            raise MhgraphError(f"{directory / FOLDS_FILE}: {kfold.k} folds but {len(paths)} models")
+        checkpoints = [load_checkpoint(p, embedding_model) for p in paths]
+        trained = checkpoints[0].model.trainable   # q - c and its ablations learn nothing from the folds
+        return cls(checkpoints, f"{directory} (in-domain trained, {kfold.k}-fold)" if trained
+                   else f"{directory} (untrained: {' '.join(checkpoints[0].model.config.terms)})", kfold)
+
+    @property
+    def in_domain(self) -> bool:
+        return self.kfold is not None and self.checkpoints[0].model.trainable
+
+    def for_question(self, question: str) -> TreeHopModel:
+        return self.checkpoints[self.kfold.fold(question) if self.kfold else 0].model

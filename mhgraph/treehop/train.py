@@ -1,0 +1,269 @@
+"""`mhgraph treehop train`: the UpdateGate trained on a corpus's questions, k-fold by question.
+
+Examples. For a question whose evidence facts a and b (a != b) both have gold chunks, every gold
+chunk ci of a gives the example (question embedding, ci) -> cj, cj the first gold chunk of b:
+after retrieving ci, the next query must lead to the other fact. Negatives: the question's near
+misses in the vector index (its nearest chunks that are gold for none of its facts), `negatives`
+of them per example, drawn afresh each epoch, plus every other example's positive in the batch.
+
+Loss: InfoNCE over cosine similarities at temperature 0.15; AdamW (lr 6e-5), batches of 64,
+dropout in the UpdateGate; early stop on a dev split of the training questions (by question, from
+a hash of the text) when its loss has not improved for `patience` epochs, keeping the best epoch.
+These are the paper's settings; the embedder stays frozen (vectors come from the graph).
+
+k-fold (mhgraph/training/folds.py, the machinery the reranker's training shares): one model per
+fold, trained on the other folds' questions; folds.json records each fold's training question ids,
+so a test can prove no question is in its own training fold. With final=True, one more model is
+trained on every question, for users' own corpora.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mhgraph.errors import MhgraphError
+from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
+from mhgraph.treehop.checkpoint import save_checkpoint
+from mhgraph.treehop.model import TERMS, TreeHopConfig, TreeHopModel
+
+DEV_SEED = 7919          # the dev split's hash seed: unrelated to the k-fold seed
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    folds: int = 5
+    seed: int = 0
+    epochs: int = 40
+    patience: int = 4
+    batch_size: int = 64
+    learning_rate: float = 6e-5
+    temperature: float = 0.15
+    negatives: int = 5
+    dropout: float = 0.1
+    dev_share: float = 0.1
+    terms: tuple[str, ...] = TERMS
+    final: bool = True
+
+
+@dataclass(frozen=True)
+class Example:
+    question_id: str
+    query: int            # row of the question embedding
+    chunk: int            # row of ci (the chunk retrieved first)
+    target: int           # row of cj (the chunk the next query must find)
+    near_misses: tuple[int, ...]
+
+
+@dataclass
+class TrainingData:
+    """Embeddings as rows (questions, chunks) and the examples that point into them."""
+    questions: np.ndarray
+    chunks: np.ndarray
+    examples: list[Example]
+
+
+def training_data(driver, database: str | None, corpus: str, questions: Sequence[Any], embedder,
+                  near_k: int = 30, search_ratio: int = 10, progress: bool = True) -> TrainingData:
+    """Question embeddings from the embedder, gold chunks by the benchmark's rule, near misses from the
+    vector index and chunk embeddings from the graph (the vectors the index searches)."""
+    from tqdm import tqdm
+
+    from mhgraph.eval.runner import chunk_embeddings, gold_matcher
+    from mhgraph.retrieval.treehop import nearest
+
+    matcher = gold_matcher(driver, database, corpus)
+    fact_chunks = {q.id: [matcher.match(e.fact, e.title) for e in q.evidence] for q in questions}
+    vectors = np.asarray(embedder.embed_queries([q.query for q in questions]), dtype=np.float32)
+    near: dict[str, list[str]] = {}
+    step = 128
+    for start in tqdm(range(0, len(questions), step), desc="near misses", unit="batch", disable=not progress):
+        found = nearest(driver, database, corpus, list(vectors[start:start + step]), near_k, search_ratio)
+        for q, rows in zip(questions[start:start + step], found):
+            near[q.id] = [c.chunk_id for c, _ in rows]
+    ids = sorted({c for facts in fact_chunks.values() for f in facts for c in f} | {c for v in near.values() for c in v})
+    stored = chunk_embeddings(driver, database, ids)
+    chunk_rows = {c: i for i, c in enumerate(ids)}
+    chunks = np.asarray([stored[c] for c in ids], dtype=np.float32).reshape(len(ids), vectors.shape[1])
+    question_rows = {q.id: i for i, q in enumerate(questions)}
+    return TrainingData(vectors, chunks, build_examples(questions, fact_chunks, near, question_rows, chunk_rows))
+
+
+def build_examples(questions: Sequence[Any], fact_chunks: dict[str, list[list[str]]], near: dict[str, list[str]],
+                   question_rows: dict[str, int], chunk_rows: dict[str, int]) -> list[Example]:
+    """fact_chunks: per question id, the gold chunk ids of each of its facts; near: per question id,
+    its nearest chunks in the index, best first."""
+    out = []
+    for q in questions:
+        facts = [ids for ids in fact_chunks.get(q.id, []) if ids]
+        if len(facts) < 2:
+            continue
+        gold = {c for ids in facts for c in ids}
+        misses = tuple(chunk_rows[c] for c in near.get(q.id, []) if c not in gold)
+        for a, first in enumerate(facts):
+            for b, second in enumerate(facts):
+                if a == b or set(first) & set(second):
+                    continue   # the same chunk holds both facts: nothing to hop to
+                for ci in first:
+                    out.append(Example(q.id, question_rows[q.id], chunk_rows[ci], chunk_rows[second[0]], misses))
+    return out
+
+
+def infonce(model: TreeHopModel, data: TrainingData, batch: Sequence[Example], negatives: int, temperature: float,
+            rng: random.Random):
+    """Mean InfoNCE of a batch: each example's target against its near misses and the batch's targets."""
+    import torch
+    from torch.nn import functional as F
+
+    q = torch.from_numpy(data.questions[[e.query for e in batch]])
+    c = torch.from_numpy(data.chunks[[e.chunk for e in batch]])
+    targets = torch.from_numpy(data.chunks[[e.target for e in batch]])
+    nexts = model(q, c)                                                     # (B, d), normalised
+    in_batch = nexts @ targets.T                                            # (B, B): diagonal = positives
+    rows = []
+    for e in batch:
+        drawn = rng.sample(e.near_misses, min(negatives, len(e.near_misses)))
+        rows.append(drawn + [e.target] * (negatives - len(drawn)))          # too few misses: pad, masked below
+    misses = torch.from_numpy(data.chunks[np.asarray(rows, dtype=np.int64).reshape(-1)]).view(len(batch), negatives, -1)
+    hard = torch.einsum("bd,bnd->bn", nexts, misses)
+    pad = torch.tensor([[j >= len(e.near_misses) for j in range(negatives)] for e in batch])
+    hard = hard.masked_fill(pad, float("-inf"))
+    # another example's target is no negative when it is this one's too, or gold for the same question
+    same = torch.tensor([[i != j and (a.target == b.target or a.question_id == b.question_id)
+                          for j, b in enumerate(batch)] for i, a in enumerate(batch)])
+    in_batch = in_batch.masked_fill(same, float("-inf"))
+    logits = torch.cat([in_batch, hard], dim=1) / temperature
+    return F.cross_entropy(logits, torch.arange(len(batch)))
+
+
+def train_model(data: TrainingData, train: Sequence[Example], dev: Sequence[Example], options: TrainingOptions,
+                log: Callable[[str], None] = print, progress: bool = True) -> tuple[TreeHopModel, dict[str, Any]]:
+    """One model, early-stopped on `dev`; its losses per epoch and the seconds it took."""
+    import torch
+    from tqdm import tqdm
+
+    if not train:
+        raise MhgraphError("no TreeHop training examples (no question with two evidence facts found in the graph)")
+    torch.manual_seed(options.seed)
+    rng = random.Random(options.seed)
+    model = TreeHopModel(TreeHopConfig(dimension=data.chunks.shape[1], dropout=options.dropout, terms=options.terms))
+    history: dict[str, Any] = {"train_loss": [], "dev_loss": [], "best_epoch": 0}
+    started = time.perf_counter()
+    if not model.trainable:   # q - c and its ablations: nothing to learn
+        return model, {**history, "seconds": 0.0}
+    optimiser = torch.optim.AdamW(model.parameters(), lr=options.learning_rate)
+    best, best_state, stale = float("inf"), None, 0
+    order = list(train)
+    bar = tqdm(range(options.epochs), desc="treehop train", unit="epoch", disable=not progress)
+    for epoch in bar:
+        model.train()
+        rng.shuffle(order)
+        losses = []
+        for start in range(0, len(order), options.batch_size):
+            loss = infonce(model, data, order[start:start + options.batch_size], options.negatives,
+                           options.temperature, rng)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(loss.item())
+        dev_loss = evaluate_loss(model, data, dev or train, options)
+        history["train_loss"].append(round(float(np.mean(losses)), 5))
+        history["dev_loss"].append(round(dev_loss, 5))
+        bar.set_postfix(train=f"{np.mean(losses):.4f}", dev=f"{dev_loss:.4f}")
+        if dev_loss < best - 1e-4:
+            best, stale, history["best_epoch"] = dev_loss, 0, epoch + 1
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            stale += 1
+            if stale >= options.patience:
+                break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    history["seconds"] = round(time.perf_counter() - started, 1)
+    log(f"  {len(history['train_loss'])} epochs, best {history['best_epoch']} (dev loss {best:.4f}), "
+        f"{history['seconds']:.0f} s")
+    return model, history
+
+
+def evaluate_loss(model: TreeHopModel, data: TrainingData, examples: Sequence[Example], options: TrainingOptions) -> float:
+    """InfoNCE on fixed batches and fixed negatives (seeded), without dropout."""
+    import torch
+
+    model.eval()
+    rng = random.Random(0)
+    with torch.no_grad():
+        losses = [infonce(model, data, examples[s:s + options.batch_size], options.negatives, options.temperature,
+                          rng).item() * len(examples[s:s + options.batch_size])
+                  for s in range(0, len(examples), options.batch_size)]
+    return float(sum(losses) / max(len(examples), 1))
+
+
+def split_dev(examples: Sequence[Example], texts: dict[str, str], share: float) -> tuple[list[Example], list[Example]]:
+    """(train, dev) by question: a question's examples all go to one side."""
+    buckets = 1000
+    dev_ids = {qid for qid, text in texts.items() if fold_of(text, buckets, DEV_SEED) < share * buckets}
+    return [e for e in examples if e.question_id not in dev_ids], [e for e in examples if e.question_id in dev_ids]
+
+
+def plot_losses(histories: dict[str, dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, (name, h) in enumerate(histories.items()):
+        epochs = range(1, len(h["train_loss"]) + 1)
+        ax.plot(epochs, h["train_loss"], color=f"C{i}", label=f"{name} train")
+        ax.plot(epochs, h["dev_loss"], color=f"C{i}", linestyle="--", label=f"{name} dev")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("InfoNCE loss")
+    ax.set_title("TreeHop UpdateGate training")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def train_kfold(data: TrainingData, questions: Sequence[Any], options: TrainingOptions, out: Path,
+                embedding_model: str, log: Callable[[str], None] = print, progress: bool = True,
+                **facts: Any) -> dict[str, Any]:
+    """One model per fold and, with options.final, one on every question; checkpoints, folds.json
+    and loss.png in `out`."""
+    kfold = KFold(options.folds, options.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {q.id: q.query for q in questions}
+    record: dict[str, Any] = {"options": {**asdict(options), "terms": list(options.terms)}, "folds": [],
+                              "embedding_model": embedding_model, **facts}
+    histories: dict[str, dict[str, Any]] = {}
+    models = []
+
+    def fit(name: str, chosen: Sequence[Any]) -> dict[str, Any]:
+        ids = {q.id for q in chosen}
+        train, dev = split_dev([e for e in data.examples if e.question_id in ids],
+                               {i: texts[i] for i in ids}, options.dev_share)
+        log(f"{name}: {len(chosen)} questions, {len(train)} training and {len(dev)} dev examples")
+        model, history = train_model(data, train, dev, options, log, progress)
+        histories[name] = history
+        save_checkpoint(model, out / name, embedding_model, training={
+            "questions": len(chosen), "examples": len(train), "dev_examples": len(dev), **history, **facts})
+        return {"training_questions": len(chosen), "examples": len(train), "dev_examples": len(dev),
+                "best_epoch": history["best_epoch"], "seconds": history["seconds"]}
+
+    for i, (train_questions, held_out) in enumerate(kfold.split(questions, lambda q: q.query)):
+        row = fit(f"fold-{i}", train_questions)
+        record["folds"].append({"fold": i, "held_out": len(held_out), **row,
+                                "training_question_ids": sorted(q.id for q in train_questions)})
+        models.append(f"fold-{i}")
+    if options.final:
+        record["final"] = {"path": FINAL_MODEL, **fit(FINAL_MODEL, questions)}
+    plot_losses(histories, out / "loss.png")
+    kfold.save(out, models, **record)
+    return json.loads((out / "folds.json").read_text())

@@ -1,0 +1,203 @@
+"""TreeHop: the UpdateGate, the branch tree with its two stop rules on a crafted graph in the real
+server (one round trip per hop), checkpoints, and `mhgraph treehop train` k-fold on the bundled
+corpus, evaluated with the model that never saw each question."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from mhgraph.errors import MhgraphError
+from mhgraph.eval.questions import load_questions
+from mhgraph.ingest.pipeline import ingest_corpus
+from mhgraph.retrieval import build_retriever
+from mhgraph.retrieval.treehop import TreeHopRetriever
+from mhgraph.training.folds import KFold
+from mhgraph.treehop.checkpoint import Checkpoint, TreeHopModels, load_checkpoint, save_checkpoint
+from mhgraph.treehop.model import TreeHopConfig, TreeHopModel, UpdateGate
+from tests.conftest import SAMPLE, run_cli, wipe
+
+DIM = 384   # the sample's vector index (all-MiniLM-L6-v2)
+
+
+def unit(**parts: float) -> np.ndarray:
+    """A unit vector from named basis components, e.g. unit(e0=1, e1=0.3)."""
+    v = np.zeros(DIM, dtype=np.float32)
+    for name, x in parts.items():
+        v[int(name[1:])] = x
+    return v / np.linalg.norm(v)
+
+
+def test_update_gate_shapes_and_gradient_flow() -> None:
+    torch.manual_seed(0)
+    model = TreeHopModel(TreeHopConfig(dimension=16, dropout=0.1))
+    q, c = torch.nn.functional.normalize(torch.randn(5, 16), dim=-1), torch.nn.functional.normalize(torch.randn(5, 16), dim=-1)
+    out = model(q, c)
+    assert out.shape == (5, 16) and torch.allclose(out.norm(dim=-1), torch.ones(5))
+    (out @ torch.randn(16)).sum().backward()
+    named = dict(model.named_parameters())
+    assert set(named) == {f"gate.{p}.{w}" for p in ("query", "key", "value") for w in ("weight", "bias")} | {"gate.out.weight"}
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in named.values())
+    assert UpdateGate(7)(torch.randn(3, 7), torch.randn(3, 7)).shape == (3, 7)   # any dimension
+    with pytest.raises(MhgraphError, match=r"must both be \(\.\.\., 16\)"):
+        model(torch.randn(2, 8), torch.randn(2, 8))
+    with pytest.raises(MhgraphError, match="terms must be"):
+        TreeHopConfig(dimension=4, terms=("q", "x"))
+
+
+def test_the_update_on_a_hand_made_case() -> None:
+    q, c = torch.tensor([[1.0, 0.0, 0.0]]), torch.tensor([[0.6, 0.8, 0.0]])
+    # without the gate: q - c, normalised
+    arithmetic = TreeHopModel(TreeHopConfig(dimension=3, terms=("q", "c")))
+    assert torch.allclose(arithmetic.next_queries(q, c), torch.tensor([[0.4, -0.8, 0.0]]) / np.sqrt(0.8))
+    # a gate set by hand: Q and K zero, so the attention is uniform (1/3 per dimension); V = I, out = 3 I:
+    # UpdateGate(q, c) = c, and q - c + c = q
+    model = TreeHopModel(TreeHopConfig(dimension=3, dropout=0.0))
+    with torch.no_grad():
+        for layer in (model.gate.query, model.gate.key, model.gate.value):
+            layer.weight.zero_()
+            layer.bias.zero_()
+        model.gate.value.weight.copy_(torch.eye(3))
+        model.gate.out.weight.copy_(3 * torch.eye(3))
+    assert torch.allclose(model.next_queries(q, c), q, atol=1e-6)
+    # Q = I with a large scale picks the dimension where q and c agree most (the first: 0.6)
+    with torch.no_grad():
+        model.gate.query.weight.copy_(50 * torch.eye(3))
+        model.gate.key.weight.copy_(torch.eye(3))
+        model.gate.out.weight.copy_(torch.eye(3))
+    with torch.no_grad():
+        gate = model.gate(q, c)
+    assert float(gate[0, 0]) == pytest.approx(0.6, abs=1e-3) and abs(float(gate[0, 1])) < 1e-3
+
+
+class FixedEmbedder:
+    """Question vectors set by the test: the crafted graph's geometry is what is under test."""
+    model_name = "all-MiniLM-L6-v2"
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vectors[text].tolist()
+
+
+# The crafted corpus: q = e0. A and B are its two nearest chunks (hop 1, top 2). Without the gate
+# the next queries are q - A (mostly -e1) and q - B (mostly -e2): q - A finds D, then F; q - B
+# finds E, then A again (already retrieved).
+CRAFTED = {
+    "A": unit(e0=1, e1=0.3), "B": unit(e0=1, e2=0.32), "D": unit(e1=-1, e4=0.1),
+    "E": unit(e2=-1, e4=0.2), "F": unit(e1=-1, e5=0.35), "Z": unit(e9=1),
+}
+
+
+@pytest.fixture(scope="module")
+def sample_graph(driver, settings, server, embedder):
+    wipe(driver, settings.neo4j_database)
+    ingest_corpus(SAMPLE / "corpus.json", settings, driver, embedder=embedder, progress=False)
+    driver.execute_query(
+        "MERGE (d:Document {id: 'crafted-doc'}) SET d.corpus = 'crafted', d.title = 'Crafted' "
+        "WITH d UNWIND $chunks AS row "
+        "CREATE (c:Chunk {id: row.id, corpus: 'crafted', text: row.id, embedding: row.embedding, index: 0})"
+        "-[:FROM_DOCUMENT]->(d)",
+        chunks=[{"id": k, "embedding": v.tolist()} for k, v in CRAFTED.items()], database_=settings.neo4j_database)
+    driver.execute_query("CALL db.awaitIndexes(300)", database_=settings.neo4j_database)
+    return driver
+
+
+def crafted(graph, settings, **rules) -> TreeHopRetriever:
+    arithmetic = TreeHopModel(TreeHopConfig(dimension=DIM, terms=("q", "c")))   # q - c: nothing to load
+    models = TreeHopModels([Checkpoint(arithmetic, "all-MiniLM-L6-v2", Path("q-c"), {})], "q - c")
+    return TreeHopRetriever(graph, FixedEmbedder({"q": unit(e0=1)}), models, settings.neo4j_database, corpus="crafted",
+                            search_ratio=10, **rules)
+
+
+@pytest.mark.parametrize("redundancy, layer, second_hop", [
+    (True, True, [("D", "A"), ("E", "B")]),                      # both rules: the 2 best new branches
+    (True, False, [("D", "A"), ("E", "B"), ("F", "A")]),         # A (again, from B) pruned
+    (False, True, [("D", "A"), ("E", "B")]),                     # the 2 best, whatever they repeat
+    (False, False, [("D", "A"), ("E", "B"), ("F", "A"), ("A", "B")]),
+])
+def test_stop_rules_on_a_crafted_graph(sample_graph, settings, redundancy, layer, second_hop) -> None:
+    retriever = crafted(sample_graph, settings, hops=2, redundancy_pruning=redundancy, layer_top_k=layer)
+    result = retriever.search("q", top_k=2)
+    assert [(c.chunk_id, c.parent_id, c.rank) for c in result.hops[0].chunks] == [("A", None, 1), ("B", None, 2)]
+    assert [(c.chunk_id, c.parent_id) for c in result.hops[1].chunks] == second_hop
+    assert [c.rank for c in result.hops[1].chunks] == list(range(1, len(second_hop) + 1))
+    assert result.details["branches"] == [2, len(second_hop)]
+    assert retriever.round_trips == 2                            # one Cypher query per hop, every branch in it
+    assert result.accumulated_ids(2) == list(dict.fromkeys(["A", "B"] + [c for c, _ in second_hop]))
+
+
+def test_one_round_trip_per_hop_and_pruned_trees_end(sample_graph, settings) -> None:
+    retriever = crafted(sample_graph, settings, hops=4)
+    result = retriever.search("q", top_k=2)
+    assert retriever.round_trips == len(result.hops) <= 4
+    ids = [c.chunk_id for h in result.hops for c in h.chunks]
+    assert len(ids) == len(set(ids))                             # with redundancy pruning nothing comes twice
+    parents = {c.chunk_id: c.parent_id for h in result.hops for c in h.chunks}
+    for hop in result.hops[1:]:                                  # every child hangs from the previous hop
+        previous = {c.chunk_id for c in result.hops[hop.index - 2].chunks}
+        assert all(c.parent_id in previous for c in hop.chunks)
+    assert parents["A"] is None and parents["D"] == "A"
+
+
+def test_checkpoint_round_trip_and_embedder_mismatch(tmp_path) -> None:
+    torch.manual_seed(1)
+    model = TreeHopModel(TreeHopConfig(dimension=8, dropout=0.2))
+    save_checkpoint(model, tmp_path / "m", "all-MiniLM-L6-v2", training={"questions": 3})
+    loaded = load_checkpoint(tmp_path / "m", "all-MiniLM-L6-v2")
+    assert loaded.embedding_model == "all-MiniLM-L6-v2" and loaded.model.config == model.config
+    assert loaded.facts["training"] == {"questions": 3} and loaded.facts["dimension"] == 8
+    q, c = torch.randn(4, 8), torch.randn(4, 8)
+    assert torch.allclose(loaded.model.next_queries(q, c), model.next_queries(q, c))
+    with pytest.raises(MhgraphError, match=r"trained for embedding model 'all-MiniLM-L6-v2' \(8 dimensions\), "
+                                           r"but the corpus is embedded with 'bge-small-en-v1.5'"):
+        load_checkpoint(tmp_path / "m", "bge-small-en-v1.5")
+    with pytest.raises(MhgraphError, match="config.json: not found"):
+        load_checkpoint(tmp_path / "nothing")
+    (tmp_path / "m" / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(MhgraphError, match="cannot load the TreeHop weights"):
+        load_checkpoint(tmp_path / "m")
+
+
+def test_packaged_model_runs_on_the_sample(sample_graph, settings, embedder) -> None:
+    retriever = build_retriever("treehop", sample_graph, settings, embedder=embedder, corpus="sample")
+    result = retriever.search("Which company recalled its Atlas Home robots over battery fire risk?", top_k=3)
+    assert len(result.hops) == 2 and retriever.params["in_domain_trained"] is False
+    assert all(c.parent_id in {p.chunk_id for p in result.hops[0].chunks} for c in result.hops[1].chunks)
+    assert set(result.phases) == {"embed", "search", "update"} and result.seconds >= sum(result.phases.values()) * 0.99
+
+
+def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(sample_graph, settings, tmp_path) -> None:
+    out = tmp_path / "treehop"
+    done = run_cli(settings, "treehop", "train", "--sample", "--folds", "2", "--epochs", "30", "--patience", "30",
+                   "--batch-size", "8", "--learning-rate", "1e-3", "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "folds.json").read_text())
+    assert record["k"] == 2 and record["models"] == ["fold-0", "fold-1"] and record["final"]["path"] == "all"
+    assert (out / "loss.png").stat().st_size > 1000
+    questions = load_questions(SAMPLE / "questions.json")
+    kfold = KFold(2, record["seed"])
+    for fold in record["folds"]:   # no question is in its own fold's training set
+        own = {q.id for q in questions if kfold.fold(q.query) == fold["fold"]}
+        assert own and not own & set(fold["training_question_ids"])
+        assert len(fold["training_question_ids"]) == len(questions) - len(own) == fold["training_questions"]
+    final = load_checkpoint(out / "all", "all-MiniLM-L6-v2").facts["training"]
+    assert final["train_loss"][-1] < final["train_loss"][0]   # training lowers the loss
+    evaluated = run_cli(settings, "eval", "--sample", "--method", "treehop", "--treehop-model", str(out), "-k", "3",
+                        "--runs-dir", str(tmp_path / "runs"), "--run-id", "treehop-sample", "--no-progress")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "in-domain trained, 2-fold" in evaluated.stdout
+    led_to, _, _ = sample_graph.execute_query(
+        "MATCH (:Chunk)-[r:LED_TO {run: 'treehop-sample'}]->(:Chunk) RETURN count(r) AS n, min(r.hop) AS hop",
+        database_=settings.neo4j_database)
+    assert led_to[0]["n"] > 0 and led_to[0]["hop"] == 2       # the branch tree is in the traces
+    models = TreeHopModels.load(out, "all-MiniLM-L6-v2")
+    question = questions[0].query
+    assert models.for_question(question) is models.checkpoints[kfold.fold(question)].model
+    with pytest.raises(MhgraphError, match="trained for embedding model"):
+        TreeHopModels.load(out, "bge-small-en-v1.5")

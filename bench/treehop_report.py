@@ -106,10 +106,11 @@ def main(argv: list[str] | None = None) -> int:
                                              else f"{published[0]} (K {published[1]})")
         trained = ("-" if s["method"] == "vector" else
                    "in-domain (k-fold)" if p.get("in_domain_trained") and "gate" in p.get("terms", []) else "none")
-        rows.append([name, s["method"], str(k), str(hops), trained, f"{100 * tr[-1]:.1f}",
+        branches = "-" if s["method"] == "vector" else str(p.get("branches") or k) if p.get("layer_top_k", True) else "all"
+        rows.append([name, s["method"], str(k), str(hops), branches, trained, f"{100 * tr[-1]:.1f}",
                      f"{s['overall']['ranking']['recall@all']:.3f}", f"{s['overall']['avg_returned']:.1f}",
                      pub, f"{s['latency_ms']['p50']:.1f} / {s['latency_ms']['p95']:.1f}"])
-    lines += table(["run", "method", "K per hop", "hops", "training", "Recall (TreeHop rule, %)",
+    lines += table(["run", "method", "K per hop", "hops", "branches kept per hop", "training", "Recall (TreeHop rule, %)",
                     "Recall (ours)", "avg K", "published", "p50 / p95 ms"], rows)
     lines += ["", "## Hop-conditioned precision / recall / F1, all questions", "",
               "Accumulated set after each hop, macro over the questions with gold chunks (null questions apart); "

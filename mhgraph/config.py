@@ -57,6 +57,7 @@ ENV_VARS: dict[str, str] = {
     "treehop_hops": "MHGRAPH_TREEHOP_HOPS",
     "treehop_redundancy_pruning": "MHGRAPH_TREEHOP_REDUNDANCY_PRUNING",
     "treehop_layer_top_k": "MHGRAPH_TREEHOP_LAYER_TOP_K",
+    "treehop_branches": "MHGRAPH_TREEHOP_BRANCHES",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -136,11 +137,13 @@ class Settings:
     metarag_search: str = "vector"
     reranker: str | None = None
     # treehop: the model (a checkpoint or k-fold folder from 'mhgraph treehop train'; unset: the
-    # packaged one, for all-MiniLM-L6-v2), the hops, and its two stop rules (retrieval/treehop.py)
+    # packaged one, for all-MiniLM-L6-v2), the hops, its two stop rules (retrieval/treehop.py) and
+    # the new branches layer-wise top-k keeps per hop (None: K, as in the paper)
     treehop_model: str | None = None
     treehop_hops: int = 2
     treehop_redundancy_pruning: bool = True
     treehop_layer_top_k: bool = True
+    treehop_branches: int | None = None
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -206,6 +209,8 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
     try:
         if ftype == "int":
             return int(value)
+        if ftype == "int | None":
+            return None if value in ("", None) else int(value)
         if ftype == "float":
             return float(value)
         if ftype == "bool":
@@ -219,7 +224,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         if ftype in ("Path", "Path | None"):
             return Path(str(value)).expanduser()
     except (TypeError, ValueError) as exc:
-        expected = {"int": "an integer", "bool": "true or false"}.get(ftype, "a number")
+        expected = {"int": "an integer", "int | None": "an integer", "bool": "true or false"}.get(ftype, "a number")
         raise MhgraphError(f"setting '{name}' from {origin}: expected {expected}, got {value!r}") from exc
     return None if value in ("", None) else str(value)
 
@@ -270,9 +275,10 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.metarag_candidates < 1:
         raise MhgraphError(f"setting 'metarag_candidates' from {where('metarag_candidates')}: expected at least 1, "
                            f"got {settings.metarag_candidates}")
-    if settings.treehop_hops < 1:
-        raise MhgraphError(f"setting 'treehop_hops' from {where('treehop_hops')}: expected at least 1, "
-                           f"got {settings.treehop_hops}")
+    for name in ("treehop_hops", "treehop_branches"):
+        value = getattr(settings, name)
+        if value is not None and value < 1:
+            raise MhgraphError(f"setting '{name}' from {where(name)}: expected at least 1, got {value}")
     if settings.hybrid_ranker not in HYBRID_RANKERS:
         raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
                            f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")

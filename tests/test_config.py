@@ -125,3 +125,12 @@ def test_treehop_settings_parse_switches_and_hops(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("MHGRAPH_TREEHOP_HOPS")
     config.write_text("treehop_redundancy_pruning = false\n")
     assert load_settings({}, config).treehop_redundancy_pruning is False
+    assert load_settings({}, config).treehop_branches is None      # unset: K
+    monkeypatch.setenv("MHGRAPH_TREEHOP_BRANCHES", "2")
+    assert load_settings({}, config).treehop_branches == 2
+    monkeypatch.setenv("MHGRAPH_TREEHOP_BRANCHES", "two")
+    with pytest.raises(MhgraphError, match=r"setting 'treehop_branches' from \$MHGRAPH_TREEHOP_BRANCHES: "
+                                           r"expected an integer, got 'two'"):
+        load_settings({}, config)
+    with pytest.raises(MhgraphError, match=r"setting 'treehop_branches' from flag: expected at least 1, got 0"):
+        load_settings({"treehop_branches": 0}, config)

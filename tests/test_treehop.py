@@ -132,6 +132,18 @@ def test_stop_rules_on_a_crafted_graph(sample_graph, settings, redundancy, layer
     assert result.accumulated_ids(2) == list(dict.fromkeys(["A", "B"] + [c for c, _ in second_hop]))
 
 
+def test_branches_sets_how_many_new_branches_a_hop_keeps(sample_graph, settings) -> None:
+    retriever = crafted(sample_graph, settings, hops=2, branches=1)
+    result = retriever.search("q", top_k=2)
+    # hop 2 keeps only the best new branch (D, from A) of the three
+    assert [(c.chunk_id, c.parent_id) for c in result.hops[1].chunks] == [("D", "A")]
+    assert result.details["branches"] == [2, 1]
+    assert retriever.params["branches"] == 1
+    # without layer-wise top-k the count does not apply
+    unlimited = crafted(sample_graph, settings, hops=2, branches=1, layer_top_k=False).search("q", top_k=2)
+    assert len(unlimited.hops[1].chunks) == 3
+
+
 def test_one_round_trip_per_hop_and_pruned_trees_end(sample_graph, settings) -> None:
     retriever = crafted(sample_graph, settings, hops=4)
     result = retriever.search("q", top_k=2)

@@ -102,7 +102,7 @@ def metarag_options(command):
 
 def treehop_options(command):
     """The flags of the treehop method, shared by query, ask and eval; they become the settings
-    treehop_model, treehop_hops, treehop_redundancy_pruning and treehop_layer_top_k."""
+    treehop_model, treehop_hops, treehop_redundancy_pruning, treehop_layer_top_k and treehop_branches."""
     for option in reversed([
         click.option("--treehop-model", help="treehop: a checkpoint or k-fold folder from 'mhgraph treehop train' "
                                              "(default: the packaged model, for all-MiniLM-L6-v2)."),
@@ -110,7 +110,9 @@ def treehop_options(command):
         click.option("--redundancy-pruning/--no-redundancy-pruning", "treehop_redundancy_pruning", default=None,
                      help="treehop: stop a branch whose chunk was already retrieved (default on)."),
         click.option("--layer-top-k/--no-layer-top-k", "treehop_layer_top_k", default=None,
-                     help="treehop: keep only the k best new branches per hop (default on)."),
+                     help="treehop: keep only the best new branches per hop (default on)."),
+        click.option("--branches", "treehop_branches", type=click.IntRange(min=1),
+                     help="treehop: new branches layer-wise top-k keeps per hop (default: -k)."),
     ]):
         command = option(command)
     return command

@@ -70,7 +70,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         return TreeHopRetriever(driver, embedder, models, database, corpus=corpus,
                                 search_ratio=settings.vector_search_ratio, hops=settings.treehop_hops,
                                 redundancy_pruning=settings.treehop_redundancy_pruning,
-                                layer_top_k=settings.treehop_layer_top_k)
+                                layer_top_k=settings.treehop_layer_top_k, branches=settings.treehop_branches)
     if method == "metarag":
         from mhgraph.filters.extractors import build_extractor
         from mhgraph.rerank.models import load_reranker

@@ -11,7 +11,8 @@ query embedding, its chunk). At each later hop:
    - redundancy pruning: a branch whose chunk was already retrieved (at an earlier hop, or by an
      earlier branch at this one) stops, and its chunk is not retrieved twice;
    - layer-wise top-k: of the new branches, only the k whose chunks score highest against their
-     parent branch's query go on (and are retrieved).
+     parent branch's query go on (and are retrieved); `branches` sets another count than k (the
+     authors' code takes one too), which is how the average K is matched to the published runs'.
 Each chunk keeps its parent chunk (RetrievedChunk.parent_id), so the result and the eval traces
 hold the branch tree: (:Chunk)-[:LED_TO {hop}]->(:Chunk) in Neo4j.
 
@@ -40,7 +41,7 @@ from mhgraph.treehop.checkpoint import TreeHopModels
 class Branch:
     query: np.ndarray        # the query embedding that retrieved `chunk`
     chunk: RetrievedChunk
-    embedding: np.ndarray    # the chunk's
+    embedding: np.ndarray | None    # the chunk's (not fetched at the last hop)
 
 
 @functools.cache
@@ -49,17 +50,19 @@ def _search_query() -> str:
 
 
 def nearest(driver: neo4j.Driver, database: str | None, corpus: str, vectors: Sequence[np.ndarray], top_k: int,
-            search_ratio: int) -> list[list[tuple[RetrievedChunk, np.ndarray]]]:
-    """Per vector, its top-k chunks of `corpus` with their embeddings: one round trip for all."""
+            search_ratio: int, with_embeddings: bool = True) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
+    """Per vector, its top-k chunks of `corpus` with their embeddings (None without
+    `with_embeddings`): one round trip for all."""
     rows = [{"branch": i, "embedding": np.asarray(v, dtype=np.float64).tolist()} for i, v in enumerate(vectors)]
     records, _, _ = driver.execute_query(
         _search_query(), queries=rows, corpus=corpus, top_k=top_k,
-        candidates=top_k * search_ratio, database_=database, routing_=neo4j.RoutingControl.READ)
+        candidates=top_k * search_ratio, with_embeddings=with_embeddings, database_=database,
+        routing_=neo4j.RoutingControl.READ)
     rows_of: list[list[neo4j.Record]] = [[] for _ in vectors]
     for record in records:   # ordered by branch, then score
         rows_of[record["branch"]].append(record)
-    return [[(chunk, np.asarray(r["embedding"], dtype=np.float32)) for chunk, r in zip(to_chunks(rows), rows)]
-            for rows in rows_of]
+    return [[(chunk, None if r["embedding"] is None else np.asarray(r["embedding"], dtype=np.float32))
+             for chunk, r in zip(to_chunks(rows), rows)] for rows in rows_of]
 
 
 class TreeHopRetriever(Retriever):
@@ -67,7 +70,7 @@ class TreeHopRetriever(Retriever):
 
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, models: TreeHopModels,
                  database: str | None = None, *, corpus: str, search_ratio: int, hops: int = 2,
-                 redundancy_pruning: bool = True, layer_top_k: bool = True) -> None:
+                 redundancy_pruning: bool = True, layer_top_k: bool = True, branches: int | None = None) -> None:
         self.driver = driver
         self.embedder = embedder
         self.models = models
@@ -77,18 +80,22 @@ class TreeHopRetriever(Retriever):
         self.hops = hops
         self.redundancy_pruning = redundancy_pruning
         self.layer_top_k = layer_top_k
+        self.branches = branches
         self.round_trips = 0     # Neo4j queries sent, counted for tests and bench/treehop_latency.py
 
     @property
     def params(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "search_ratio": self.search_ratio, "hops": self.hops,
                 "redundancy_pruning": self.redundancy_pruning, "layer_top_k": self.layer_top_k,
+                "branches": self.branches,
                 "treehop_model": self.models.name, "in_domain_trained": self.models.in_domain,
                 "terms": list(self.models.checkpoints[0].model.config.terms)}
 
-    def _search(self, vectors: Sequence[np.ndarray], top_k: int) -> list[list[tuple[RetrievedChunk, np.ndarray]]]:
+    def _search(self, vectors: Sequence[np.ndarray], top_k: int,
+                last: bool) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
         self.round_trips += 1
-        return nearest(self.driver, self.database, self.corpus, vectors, top_k, self.search_ratio)
+        return nearest(self.driver, self.database, self.corpus, vectors, top_k, self.search_ratio,
+                       with_embeddings=not last)
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
@@ -96,7 +103,7 @@ class TreeHopRetriever(Retriever):
         q = np.asarray(self.embedder.embed_query(question), dtype=np.float32)
         phases = {"embed": time.perf_counter() - started}
         t = time.perf_counter()
-        first = self._search([q], top_k)[0]
+        first = self._search([q], top_k, last=self.hops == 1)[0]
         hop_chunks = [c for c, _ in first]
         hops = [Hop(index=1, chunks=hop_chunks, query=question, seconds=time.perf_counter() - t)]
         phases["search"] = hops[0].seconds
@@ -112,7 +119,7 @@ class TreeHopRetriever(Retriever):
                                        np.stack([b.embedding for b in branches])).numpy()
             phases["update"] += time.perf_counter() - t
             t = time.perf_counter()
-            found = self._search(list(nexts), top_k)
+            found = self._search(list(nexts), top_k, last=index == self.hops)
             branches, chunks = self._grow(branches, nexts, found, seen, top_k)
             seconds = time.perf_counter() - t
             phases["search"] += seconds
@@ -130,6 +137,7 @@ class TreeHopRetriever(Retriever):
             new += [(c.score, i, c, e) for c, e in rows]
         new.sort(key=lambda x: (-x[0], x[1], x[2].chunk_id))   # by score against the parent's next query
         kept: list[tuple[float, int, RetrievedChunk, np.ndarray]] = []
+        limit = self.branches or top_k
         taken: set[str] = set()
         for row in new:
             chunk_id = row[2].chunk_id
@@ -137,7 +145,7 @@ class TreeHopRetriever(Retriever):
                 continue
             kept.append(row)
             taken.add(chunk_id)
-            if self.layer_top_k and len(kept) == top_k:
+            if self.layer_top_k and len(kept) == limit:
                 break
         seen |= taken
         branches, chunks = [], []

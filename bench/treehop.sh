@@ -19,14 +19,16 @@ RUNS=runs/bench-treehop-$NAME
 SUMMARIES=bench/results/treehop-$NAME
 MODELS=models/treehop-$NAME
 mkdir -p "$RUNS" "$SUMMARIES"
-train() {  # train FOLDER TERMS
-  [ -f "$1/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$1" --terms "$2" \
-    --no-progress
+train() {  # train FOLDER TERMS [OPTION...]
+  local out=$1 terms=$2; shift 2
+  [ -f "$out/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$out" \
+    --terms "$terms" --no-progress "$@"
 }
 train "$MODELS" q,c,gate
-train "$MODELS-no-gate" q,c
-train "$MODELS-no-q" c,gate
-train "$MODELS-no-c" q,gate
+train "$MODELS-no-gate" q,c --no-final          # the ablations need only their fold models
+train "$MODELS-no-q" c,gate --no-final
+train "$MODELS-no-c" q,gate --no-final
+train "$MODELS-paper-lr" q,c,gate --no-final --learning-rate 6e-5 --epochs 40   # the paper's learning rate
 ids=()
 EVAL_CORPUS=$NAME
 source bench/eval_runs.sh
@@ -42,6 +44,7 @@ run "treehop-k10-h2-b3" "${treehop[@]}" -k 10 --hops 2 --branches 3 "${inference
 run "treehop-k5-h2" "${treehop[@]}" -k 5 --hops 2 "${inference[@]}"
 run "treehop-k5-h3" "${treehop[@]}" -k 5 --hops 3 "${inference[@]}"
 run "treehop-k10-h2" "${treehop[@]}" -k 10 --hops 2 "${inference[@]}"
+run "treehop-paper-lr-k5-h2" --method treehop --treehop-model "$MODELS-paper-lr" -k 5 --hops 2 "${inference[@]}"
 run "untrained-q-minus-c-k5-h2" --method treehop --treehop-model "$MODELS-no-gate" -k 5 --hops 2 "${inference[@]}"
 run "ablation-no-q-k5-h2" --method treehop --treehop-model "$MODELS-no-q" -k 5 --hops 2 "${inference[@]}"
 run "ablation-no-c-k5-h2" --method treehop --treehop-model "$MODELS-no-c" -k 5 --hops 2 "${inference[@]}"

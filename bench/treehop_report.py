@@ -52,6 +52,26 @@ def title_recall(results: list[dict], titles: dict[str, set[str]]) -> list[float
     return [x / total for x in found] if total else [0.0] * hops
 
 
+def seen_pairs(results: list[dict], k: int, seed: int) -> dict[str, bool]:
+    """Per question: does a question of another fold (so, in its model's training set) have two of
+    its gold chunks too? Such a question's hop (ci -> cj) was a training example of its model, so
+    its recall says what the model remembers of this corpus rather than what it generalises."""
+    from mhgraph.training.folds import KFold
+
+    kfold = KFold(k, seed)
+    gold = {r["id"]: set(r["gold"]) for r in results if len(r["gold"]) >= 2}
+    fold = {r["id"]: kfold.fold(r["query"]) for r in results}
+    holders: dict[str, set[str]] = {}
+    for qid, chunks in gold.items():
+        for c in chunks:
+            holders.setdefault(c, set()).add(qid)
+    seen = {}
+    for qid, chunks in gold.items():
+        others = [o for c in chunks for o in holders[c] if o != qid and fold[o] != fold[qid]]
+        seen[qid] = any(len(gold[o] & chunks) >= 2 for o in set(others))
+    return seen
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+")
@@ -112,6 +132,26 @@ def main(argv: list[str] | None = None) -> int:
                      pub, f"{s['latency_ms']['p50']:.1f} / {s['latency_ms']['p95']:.1f}"])
     lines += table(["run", "method", "K per hop", "hops", "branches kept per hop", "training", "Recall (TreeHop rule, %)",
                     "Recall (ours)", "avg K", "published", "p50 / p95 ms"], rows)
+    everything = next((res for s, res in runs.values() if not s["selection"].get("types")), None)
+    if everything:
+        seen = seen_pairs(everything, training["k"], training.get("seed", 0))
+        lines += ["", "## What the in-domain models remember", "",
+                  "MultiHop-RAG's questions reuse articles: an inference question is **seen** when a question "
+                  "of another fold (one its model trained on) has two of its gold chunks too, so that one of its "
+                  "hops was a training example; **unseen** when none does. Recall under the TreeHop rule on each "
+                  "part; the gain over direct retrieval on the unseen part is what a model trained on other "
+                  "questions of the same corpus gives for a new question.", ""]
+        split_rows = []
+        for name, (s, results) in runs.items():
+            if s["selection"].get("types") != ["inference_query"]:
+                continue
+            cells = []
+            for flag in (True, False):
+                part = [r for r in results if seen.get(r["id"]) is flag]
+                cells += [f"{100 * title_recall(part, titles)[-1]:.1f}" if part else "-", str(len(part))]
+            split_rows.append([name, f"{s['overall']['avg_returned']:.1f}", *cells])
+        lines += table(["run", "avg K", "seen: Recall (TreeHop rule, %)", "seen questions",
+                        "unseen: Recall (TreeHop rule, %)", "unseen questions"], split_rows)
     lines += ["", "## Hop-conditioned precision / recall / F1, all questions", "",
               "Accumulated set after each hop, macro over the questions with gold chunks (null questions apart); "
               "the comparative study's figures (its own setting) beside.", ""]

@@ -66,6 +66,8 @@ def main() -> None:
         run(":style " + " ".join(style.split()), 2)
         for frame in driver.find_elements(By.CSS_SELECTOR, "[data-testid=frame] button[title='Close']"):
             frame.click()
+        # draw only what the query returns, not every relationship between the nodes it returns
+        run(":config autoComplete: false", 2)
         run(f":param run => {json.dumps(args.run)}", 2)  # a quoted, escaped string literal
         run(f":param question => {json.dumps(args.question)}", 2)
         for button in driver.find_elements(By.CSS_SELECTOR, "button[title='Close']"):

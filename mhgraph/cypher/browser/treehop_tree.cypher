@@ -1,7 +1,9 @@
 // The branch tree of question $question in a `treehop` run $run: the question, the chunks hop 1
 // retrieved (RETRIEVED {hop: 1}), and each later chunk hanging from the chunk whose branch
-// reached it (LED_TO {hop}), down to the last hop; gold chunks in the gold colour (style.grass),
-// and the gold chunks the tree missed attached to the question by HAS_GOLD alone.
+// reached it (LED_TO {hop}), down to the last hop; the question's gold chunks (HAS_GOLD, in the
+// gold colour of style.grass), those the tree reached and those it missed. Turn off Browser's
+// "Connect result nodes" setting (:config autoComplete: false): it would also draw the other
+// runs' and questions' LED_TO edges between these chunks.
 MATCH (run:EvalRun {id: $run})
 MATCH (q:Question {id: $question})
 CALL (q) {
@@ -13,8 +15,8 @@ CALL () {
   RETURN collect(branches) AS branches
 }
 CALL (q, run) {
-  OPTIONAL MATCH missed = (q)-[:HAS_GOLD]->(g:Chunk)
-  WHERE g.corpus = run.corpus AND NOT EXISTS { (q)-[:RETRIEVED {run: $run}]->(g) }
-  RETURN collect(missed) AS missed
+  OPTIONAL MATCH gold = (q)-[:HAS_GOLD]->(g:Chunk)
+  WHERE g.corpus = run.corpus
+  RETURN collect(gold) AS gold
 }
-RETURN q, roots, branches, missed
+RETURN q, roots, branches, gold

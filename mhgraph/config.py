@@ -58,6 +58,7 @@ ENV_VARS: dict[str, str] = {
     "treehop_redundancy_pruning": "MHGRAPH_TREEHOP_REDUNDANCY_PRUNING",
     "treehop_layer_top_k": "MHGRAPH_TREEHOP_LAYER_TOP_K",
     "treehop_branches": "MHGRAPH_TREEHOP_BRANCHES",
+    "treehop_filter": "MHGRAPH_TREEHOP_FILTER",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -138,12 +139,14 @@ class Settings:
     reranker: str | None = None
     # treehop: the model (a checkpoint or k-fold folder from 'mhgraph treehop train'; unset: the
     # packaged one, for all-MiniLM-L6-v2), the hops, its two stop rules (retrieval/treehop.py) and
-    # the new branches layer-wise top-k keeps per hop (None: K, as in the paper)
+    # the new branches layer-wise top-k keeps per hop (None: K, as in the paper), and whether
+    # metarag's filter (filter_extractor) holds at every hop
     treehop_model: str | None = None
     treehop_hops: int = 2
     treehop_redundancy_pruning: bool = True
     treehop_layer_top_k: bool = True
     treehop_branches: int | None = None
+    treehop_filter: bool = False
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))

@@ -5,6 +5,7 @@ corpus, evaluated with the model that never saw each question."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,8 @@ import torch
 
 from mhgraph.errors import MhgraphError
 from mhgraph.eval.questions import load_questions
+from mhgraph.filters.extractors import Extraction
+from mhgraph.filters.model import MetadataFilter
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval import build_retriever
 from mhgraph.retrieval.treehop import TreeHopRetriever
@@ -142,6 +145,50 @@ def test_branches_sets_how_many_new_branches_a_hop_keeps(sample_graph, settings)
     # without layer-wise top-k the count does not apply
     unlimited = crafted(sample_graph, settings, hops=2, branches=1, layer_top_k=False).search("q", top_k=2)
     assert len(unlimited.hops[1].chunks) == 3
+
+
+class FixedFilter:
+    """An extractor that reads the same filter from every question."""
+    name = "fixed"
+
+    def __init__(self, found: MetadataFilter) -> None:
+        self.found = found
+
+    def extract(self, question: str) -> Extraction:
+        return Extraction(self.found)
+
+
+DAY_1, DAY_2 = date(2023, 10, 1), date(2023, 10, 2)
+# the crafted chunks' metadata: source S1 or S2, published on day 1 or day 2
+META = {"A": ("S1", DAY_1), "B": ("S2", DAY_1), "D": ("S1", DAY_1), "E": ("S2", DAY_2), "F": ("S1", DAY_2),
+        "Z": ("S2", DAY_2)}
+
+
+@pytest.mark.parametrize("found", [
+    MetadataFilter(sources=("S2",)),                         # sources only
+    MetadataFilter(days=(DAY_2,)),                           # days only
+    MetadataFilter(sources=("S2",), day_from=DAY_1),         # both (a range open at its end)
+])
+def test_the_filter_holds_at_every_hop(sample_graph, settings, found) -> None:
+    sample_graph.execute_query(
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.id, corpus: 'crafted'}) "
+        "SET c.source = row.source, c.published_at = datetime(row.day)",
+        rows=[{"id": k, "source": s, "day": d.isoformat()} for k, (s, d) in META.items()],
+        database_=settings.neo4j_database)
+    admitted = {k for k, (s, d) in META.items() if found.admits(s, datetime.combine(d, time(12), UTC))}
+    retriever = crafted(sample_graph, settings, hops=3, extractor=FixedFilter(found))
+    result = retriever.search("q", top_k=2)
+    ids = [c.chunk_id for h in result.hops for c in h.chunks]
+    assert ids and set(ids) <= admitted and len(result.hops) >= 2
+    assert result.hops[1].chunks, "the branches find admitted chunks at hop 2"
+    assert all(h.filters == found.to_json() for h in result.hops)
+    assert result.details["fallback"] is False and retriever.params["filter_extractor"] == "fixed"
+    assert retriever.round_trips == len(result.hops) and "filter" in result.phases
+    # a question with no usable filter is searched unfiltered, and says so
+    unfiltered = crafted(sample_graph, settings, hops=3, extractor=FixedFilter(MetadataFilter())).search("q", top_k=2)
+    plain = crafted(sample_graph, settings, hops=3).search("q", top_k=2)
+    assert unfiltered.details["fallback"] is True and unfiltered.hops[0].filters is None
+    assert [[c.chunk_id for c in h.chunks] for h in unfiltered.hops] == [[c.chunk_id for c in h.chunks] for h in plain.hops]
 
 
 def test_one_round_trip_per_hop_and_pruned_trees_end(sample_graph, settings) -> None:

@@ -102,7 +102,8 @@ def metarag_options(command):
 
 def treehop_options(command):
     """The flags of the treehop method, shared by query, ask and eval; they become the settings
-    treehop_model, treehop_hops, treehop_redundancy_pruning, treehop_layer_top_k and treehop_branches."""
+    treehop_model, treehop_hops, treehop_redundancy_pruning, treehop_layer_top_k, treehop_branches and
+    treehop_filter."""
     for option in reversed([
         click.option("--treehop-model", help="treehop: a checkpoint or k-fold folder from 'mhgraph treehop train' "
                                              "(default: the packaged model, for all-MiniLM-L6-v2)."),
@@ -113,6 +114,8 @@ def treehop_options(command):
                      help="treehop: keep only the best new branches per hop (default on)."),
         click.option("--branches", "treehop_branches", type=click.IntRange(min=1),
                      help="treehop: new branches layer-wise top-k keeps per hop (default: -k)."),
+        click.option("--hop-filter/--no-hop-filter", "treehop_filter", default=None,
+                     help="treehop: metarag's metadata filter (--filter-extractor) at every hop (default off)."),
     ]):
         command = option(command)
     return command

@@ -94,8 +94,10 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
 
 
 def method_llm(method: str, settings, no_cache: bool):
-    """The language model a retrieval method calls itself (metarag's llm extractor), else None."""
-    if method == "metarag" and settings.filter_extractor == "llm":
+    """The language model a retrieval method calls itself (the llm filter extractor), else None."""
+    from mhgraph.retrieval import needs_llm
+
+    if needs_llm(method, settings):
         from mhgraph.llm import load_llm
 
         return load_llm(settings, cache=not no_cache)

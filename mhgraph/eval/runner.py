@@ -36,7 +36,7 @@ from mhgraph.eval.report import question_rows, run_label, summarise, write_repor
 from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.graph.schema import corpus_embed_header
 from mhgraph.llm import LLM, load_llm
-from mhgraph.retrieval import build_retriever, question_embedder
+from mhgraph.retrieval import build_retriever, needs_llm, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
 
 BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
@@ -215,8 +215,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
 
     # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
     # setting fails before any retrieval.
-    needs_llm = options.answer or (options.method == "metarag" and settings.filter_extractor == "llm")
-    llm = load_llm(settings, cache=options.llm_cache) if needs_llm else None
+    llm = (load_llm(settings, cache=options.llm_cache)
+           if options.answer or needs_llm(options.method, settings) else None)
     # Model loading and the first query's planning happen here, outside the timed searches.
     embedder = embedder or question_embedder(driver, settings, corpus)
     retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus, llm=llm,

@@ -27,12 +27,20 @@ def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> 
     return load_embedder(model or settings.embedding_model, settings.cache_dir)
 
 
+def needs_llm(method: str, settings: Settings) -> bool:
+    """Whether `method` calls a language model itself: the llm filter extractor of metarag, and of
+    treehop with its filter at every hop."""
+    filtered = method == "metarag" or (method == "treehop" and settings.treehop_filter)
+    return filtered and settings.filter_extractor == "llm"
+
+
 def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder=None,
                     corpus: str | None = None, *, llm=None, questions=None, reranker=None) -> Retriever:
     """The retriever for `method`, wired to the graph (and an embedder where it needs one) and
     confined to one corpus: `corpus`, else `settings.corpus`, else the graph's only corpus.
-    metarag also takes the LLM of its `llm` filter extractor, the benchmark questions of its
-    `gold` one, and a loaded reranker (else the one settings.reranker names, if any)."""
+    metarag (and treehop with its filter) also takes the LLM of its `llm` filter extractor and the
+    benchmark questions of its `gold` one; metarag a loaded reranker (else the one
+    settings.reranker names, if any)."""
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX, require_index
 
@@ -67,10 +75,17 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
                                f"Neo4j 2026.01 or later (this server is {capabilities.version})")
         models = TreeHopModels.load(Path(settings.treehop_model) if settings.treehop_model else PACKAGED,
                                embedder.model_name)
+        extractor = None
+        if settings.treehop_filter:
+            from mhgraph.filters.extractors import build_extractor
+
+            extractor = build_extractor(settings.filter_extractor, driver, database, corpus, llm=llm,
+                                        questions=questions)
         return TreeHopRetriever(driver, embedder, models, database, corpus=corpus,
                                 search_ratio=settings.vector_search_ratio, hops=settings.treehop_hops,
                                 redundancy_pruning=settings.treehop_redundancy_pruning,
-                                layer_top_k=settings.treehop_layer_top_k, branches=settings.treehop_branches)
+                                layer_top_k=settings.treehop_layer_top_k, branches=settings.treehop_branches,
+                                extractor=extractor)
     if method == "metarag":
         from mhgraph.filters.extractors import build_extractor
         from mhgraph.rerank.models import load_reranker

@@ -16,6 +16,11 @@ query embedding, its chunk). At each later hop:
 Each chunk keeps its parent chunk (RetrievedChunk.parent_id), so the result and the eval traces
 hold the branch tree: (:Chunk)-[:LED_TO {hop}]->(:Chunk) in Neo4j.
 
+With an extractor (`--hop-filter`, the extractor of `--filter-extractor`), metarag's metadata filter
+read from the question holds at every hop: each search, hop 1's and the branches', admits only the
+chunks the filter admits (inside the vector index; a question with no usable filter is searched
+unfiltered and counted as a fallback, as in metarag).
+
 The model comes from a checkpoint folder, or a k-fold folder in which each question is run by the
 model of its own fold (mhgraph/treehop/checkpoint.py); unset, the packaged checkpoint.
 """
@@ -32,6 +37,8 @@ import numpy as np
 
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
+from mhgraph.filters.extractors import FilterExtractor
+from mhgraph.filters.model import MetadataFilter
 from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.treehop.checkpoint import TreeHopModels
@@ -45,17 +52,33 @@ class Branch:
 
 
 @functools.cache
-def _search_query() -> str:
-    return cypher.load("retrieval/treehop_search")
+def _query(name: str) -> str:
+    return cypher.load(name)
+
+
+def search_query(filt: MetadataFilter | None) -> tuple[str, dict[str, Any]]:
+    """The query file that searches every branch of a hop, and its filter parameters: unfiltered,
+    or the form for what the filter holds (the SEARCH clause takes no optional condition)."""
+    if filt is None or filt.is_empty:
+        return "retrieval/treehop_search", {}
+    sources = list(filt.sources)
+    ranges = [{"from": start, "to": end} for start, end in filt.day_ranges()]
+    if not ranges:
+        return "retrieval/treehop_search_sources", {"sources": sources}
+    if not sources:
+        return "retrieval/treehop_search_dates", {"ranges": ranges}
+    return "retrieval/treehop_search_dated", {"sources": sources, "ranges": ranges}
 
 
 def nearest(driver: neo4j.Driver, database: str | None, corpus: str, vectors: Sequence[np.ndarray], top_k: int,
-            search_ratio: int, with_embeddings: bool = True) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
-    """Per vector, its top-k chunks of `corpus` with their embeddings (None without
-    `with_embeddings`): one round trip for all."""
+            search_ratio: int, with_embeddings: bool = True,
+            filt: MetadataFilter | None = None) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
+    """Per vector, its top-k chunks of `corpus` (that `filt` admits) with their embeddings (None
+    without `with_embeddings`): one round trip for all."""
     rows = [{"branch": i, "embedding": np.asarray(v, dtype=np.float64).tolist()} for i, v in enumerate(vectors)]
+    name, filter_params = search_query(filt)
     records, _, _ = driver.execute_query(
-        _search_query(), queries=rows, corpus=corpus, top_k=top_k,
+        _query(name), **filter_params, queries=rows, corpus=corpus, top_k=top_k,
         candidates=top_k * search_ratio, with_embeddings=with_embeddings, database_=database,
         routing_=neo4j.RoutingControl.READ)
     rows_of: list[list[neo4j.Record]] = [[] for _ in vectors]
@@ -70,7 +93,8 @@ class TreeHopRetriever(Retriever):
 
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, models: TreeHopModels,
                  database: str | None = None, *, corpus: str, search_ratio: int, hops: int = 2,
-                 redundancy_pruning: bool = True, layer_top_k: bool = True, branches: int | None = None) -> None:
+                 redundancy_pruning: bool = True, layer_top_k: bool = True, branches: int | None = None,
+                 extractor: FilterExtractor | None = None) -> None:
         self.driver = driver
         self.embedder = embedder
         self.models = models
@@ -81,6 +105,7 @@ class TreeHopRetriever(Retriever):
         self.redundancy_pruning = redundancy_pruning
         self.layer_top_k = layer_top_k
         self.branches = branches
+        self.extractor = extractor
         self.round_trips = 0     # Neo4j queries sent, counted for tests and bench/treehop_latency.py
 
     @property
@@ -89,23 +114,34 @@ class TreeHopRetriever(Retriever):
                 "redundancy_pruning": self.redundancy_pruning, "layer_top_k": self.layer_top_k,
                 "branches": self.branches,
                 "treehop_model": self.models.name, "in_domain_trained": self.models.in_domain,
-                "terms": list(self.models.checkpoints[0].model.config.terms)}
+                "terms": list(self.models.checkpoints[0].model.config.terms),
+                **({"filter_extractor": self.extractor.name} if self.extractor else {})}
 
-    def _search(self, vectors: Sequence[np.ndarray], top_k: int,
-                last: bool) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
+    def _search(self, vectors: Sequence[np.ndarray], top_k: int, last: bool,
+                filt: MetadataFilter | None) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
         self.round_trips += 1
         return nearest(self.driver, self.database, self.corpus, vectors, top_k, self.search_ratio,
-                       with_embeddings=not last)
+                       with_embeddings=not last, filt=filt)
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
+        phases: dict[str, float] = {}
+        details: dict[str, Any] = {}
+        filt = None
+        if self.extractor is not None:
+            extraction = self.extractor.extract(question)
+            filt = None if extraction.filter.is_empty else extraction.filter
+            details = {"extraction": extraction.to_json(), "fallback": filt is None}
+            phases["filter"] = time.perf_counter() - started
+        shown = filt.to_json() if filt else None
         model = self.models.for_question(question)
-        q = np.asarray(self.embedder.embed_query(question), dtype=np.float32)
-        phases = {"embed": time.perf_counter() - started}
         t = time.perf_counter()
-        first = self._search([q], top_k, last=self.hops == 1)[0]
+        q = np.asarray(self.embedder.embed_query(question), dtype=np.float32)
+        phases["embed"] = time.perf_counter() - t
+        t = time.perf_counter()
+        first = self._search([q], top_k, self.hops == 1, filt)[0]
         hop_chunks = [c for c, _ in first]
-        hops = [Hop(index=1, chunks=hop_chunks, query=question, seconds=time.perf_counter() - t)]
+        hops = [Hop(index=1, chunks=hop_chunks, query=question, filters=shown, seconds=time.perf_counter() - t)]
         phases["search"] = hops[0].seconds
         phases["update"] = 0.0
         seen = {c.chunk_id for c in hop_chunks}
@@ -119,15 +155,15 @@ class TreeHopRetriever(Retriever):
                                        np.stack([b.embedding for b in branches])).numpy()
             phases["update"] += time.perf_counter() - t
             t = time.perf_counter()
-            found = self._search(list(nexts), top_k, last=index == self.hops)
+            found = self._search(list(nexts), top_k, index == self.hops, filt)
             branches, chunks = self._grow(branches, nexts, found, seen, top_k)
             seconds = time.perf_counter() - t
             phases["search"] += seconds
-            hops.append(Hop(index=index, chunks=chunks, query=None, seconds=seconds))
+            hops.append(Hop(index=index, chunks=chunks, query=None, filters=shown, seconds=seconds))
             sizes.append(len(branches))
         return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
                                seconds=time.perf_counter() - started, phases=phases,
-                               details={"branches": sizes})
+                               details={"branches": sizes, **details})
 
     def _grow(self, parents: list[Branch], queries: np.ndarray, found: list[list[tuple[RetrievedChunk, np.ndarray]]],
               seen: set[str], top_k: int) -> tuple[list[Branch], list[RetrievedChunk]]:

@@ -260,3 +260,37 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
     assert models.for_question(question) is models.checkpoints[kfold.fold(question)].model
     with pytest.raises(MhgraphError, match="trained for embedding model"):
         TreeHopModels.load(out, "bge-small-en-v1.5")
+
+
+def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    import mhgraph.treehop.train as training
+
+    # q0 and q5 (in the other fold) share the gold pair (0, 1); the others share single chunks at most
+    golds = [(0, 1), (7, 8), (2, 3), (4, 5), (2, 6), (0, 1), (1, 9), (3, 4)]
+    questions = [SimpleNamespace(id=f"q{i}", query=f"question number {i} about things") for i in range(len(golds))]
+    examples = [training.Example(f"q{i}", i, a, b, (10, 11)) for i, (x, y) in enumerate(golds) for a, b in ((x, y), (y, x))]
+    rng = np.random.default_rng(0)
+    data = training.TrainingData(rng.normal(size=(len(golds), 8)).astype(np.float32),
+                                 rng.normal(size=(12, 8)).astype(np.float32), examples,
+                                 {f"q{i}": frozenset(g) for i, g in enumerate(golds)})
+    seen: dict[int, list] = {}
+    real = training.train_model
+
+    def spy(data_, train, dev, options, log, progress):
+        seen[len(seen)] = list(train) + list(dev)
+        return real(data_, train, dev, options, log, progress)
+
+    monkeypatch.setattr(training, "train_model", spy)
+    options = training.TrainingOptions(folds=2, epochs=2, batch_size=4, negatives=2, final=False, pair_disjoint=True)
+    record = training.train_kfold(data, questions, options, tmp_path / "m", "all-MiniLM-L6-v2", log=lambda _: None,
+                                  progress=False)
+    kfold = KFold(2, 0)
+    assert kfold.fold(questions[0].query) != kfold.fold(questions[5].query)   # the shared pair is split
+    for fold, used in seen.items():
+        held = [set(g) for q, g in zip(questions, golds) if kfold.fold(q.query) == fold]
+        assert used and not any({e.chunk, e.target} <= g for e in used for g in held)
+        assert all(kfold.fold(f"question number {e.question_id[1:]} about things") != fold for e in used)
+    assert sum(f["withheld_examples"] for f in record["folds"]) == 4   # q0's and q5's two hops each
+    assert "pair-disjoint" in TreeHopModels.load(tmp_path / "m", "all-MiniLM-L6-v2").name

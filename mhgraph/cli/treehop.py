@@ -32,6 +32,9 @@ def treehop_group() -> None:
               help="Terms of the update q - c + UpdateGate(q, c) to keep (ablations: e.g. c,gate or q,c).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--no-final", is_flag=True, help="Skip the model trained on every question (the one for users).")
+@click.option("--pair-disjoint", is_flag=True,
+              help="Also keep from each fold model every example whose two chunks are gold chunks of one of "
+                   "its held-out questions (no held-out hop seen in training).")
 @click.option("--corpus", help="Corpus the questions' gold chunks are in (default: the graph's only corpus).")
 @click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
@@ -42,7 +45,7 @@ def treehop_group() -> None:
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: int, batch_size: int,
               learning_rate: float, temperature: float, negatives: int, dropout: float, terms: str, seed: int,
-              no_final: bool, corpus: str | None, embedding_model: str | None, questions_path: Path | None,
+              no_final: bool, pair_disjoint: bool, corpus: str | None, embedding_model: str | None, questions_path: Path | None,
               sample: bool, limit: int | None, no_progress: bool) -> None:
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
@@ -63,7 +66,7 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     options = TrainingOptions(folds=folds, seed=seed, epochs=epochs, patience=patience, batch_size=batch_size,
                               learning_rate=learning_rate, temperature=temperature, negatives=negatives,
                               dropout=dropout, terms=tuple(t.strip() for t in terms.split(",") if t.strip()),
-                              final=not no_final)
+                              final=not no_final, pair_disjoint=pair_disjoint)
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(driver, settings, name)

@@ -19,6 +19,12 @@ k-fold (mhgraph/training/folds.py, the machinery the reranker's training shares)
 fold, trained on the other folds' questions; folds.json records each fold's training question ids,
 so a test can prove no question is in its own training fold. With final=True, one more model is
 trained on every question, for users' own corpora.
+
+Questions of one corpus share articles, so a held-out question's hop (ci -> cj) is often another
+question's training example too: the fold model has then learnt that very hop. With
+pair_disjoint=True a fold model is also kept from every training example whose two chunks are
+both gold chunks of one held-out question, so none of the held-out questions' hops was seen in
+training: what is left is what the model generalises to new pairs of chunks.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class TrainingOptions:
     dev_share: float = 0.1
     terms: tuple[str, ...] = TERMS
     final: bool = True
+    pair_disjoint: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class TrainingData:
     questions: np.ndarray
     chunks: np.ndarray
     examples: list[Example]
+    gold: dict[str, frozenset[int]]     # per question id, the rows of its gold chunks
 
 
 def training_data(driver, database: str | None, corpus: str, questions: Sequence[Any], embedder,
@@ -97,7 +105,17 @@ def training_data(driver, database: str | None, corpus: str, questions: Sequence
     chunk_rows = {c: i for i, c in enumerate(ids)}
     chunks = np.asarray([stored[c] for c in ids], dtype=np.float32).reshape(len(ids), vectors.shape[1])
     question_rows = {q.id: i for i, q in enumerate(questions)}
-    return TrainingData(vectors, chunks, build_examples(questions, fact_chunks, near, question_rows, chunk_rows))
+    gold = {qid: frozenset(chunk_rows[c] for ids in facts for c in ids) for qid, facts in fact_chunks.items()}
+    return TrainingData(vectors, chunks, build_examples(questions, fact_chunks, near, question_rows, chunk_rows), gold)
+
+
+def held_out_pairs(data: TrainingData, held_out: Sequence[Any]) -> set[frozenset[int]]:
+    """Every pair of gold chunks of a held-out question: the hops a pair-disjoint fold model must not see."""
+    pairs: set[frozenset[int]] = set()
+    for q in held_out:
+        rows = sorted(data.gold.get(q.id, ()))
+        pairs.update(frozenset((a, b)) for i, a in enumerate(rows) for b in rows[i + 1:])
+    return pairs
 
 
 def build_examples(questions: Sequence[Any], fact_chunks: dict[str, list[list[str]]], near: dict[str, list[str]],
@@ -250,20 +268,26 @@ def train_kfold(data: TrainingData, questions: Sequence[Any], options: TrainingO
     histories: dict[str, dict[str, Any]] = {}
     models = []
 
-    def fit(name: str, chosen: Sequence[Any]) -> dict[str, Any]:
+    def fit(name: str, chosen: Sequence[Any], held_out: Sequence[Any] = ()) -> dict[str, Any]:
         ids = {q.id for q in chosen}
-        train, dev = split_dev([e for e in data.examples if e.question_id in ids],
-                               {i: texts[i] for i in ids}, options.dev_share)
-        log(f"{name}: {len(chosen)} questions, {len(train)} training and {len(dev)} dev examples")
+        examples = [e for e in data.examples if e.question_id in ids]
+        withheld = 0
+        if options.pair_disjoint and held_out:
+            pairs = held_out_pairs(data, held_out)
+            kept = [e for e in examples if frozenset((e.chunk, e.target)) not in pairs]
+            withheld, examples = len(examples) - len(kept), kept
+        train, dev = split_dev(examples, {i: texts[i] for i in ids}, options.dev_share)
+        log(f"{name}: {len(chosen)} questions, {len(train)} training and {len(dev)} dev examples"
+            + (f" ({withheld} withheld: hops of held-out questions)" if withheld else ""))
         model, history = train_model(data, train, dev, options, log, progress)
         histories[name] = history
         save_checkpoint(model, out / name, embedding_model, training={
             "questions": len(chosen), "examples": len(train), "dev_examples": len(dev), **history, **facts})
         return {"training_questions": len(chosen), "examples": len(train), "dev_examples": len(dev),
-                "best_epoch": history["best_epoch"], "seconds": history["seconds"]}
+                "withheld_examples": withheld, "best_epoch": history["best_epoch"], "seconds": history["seconds"]}
 
     for i, (train_questions, held_out) in enumerate(kfold.split(questions, lambda q: q.query)):
-        row = fit(f"fold-{i}", train_questions)
+        row = fit(f"fold-{i}", train_questions, held_out)
         record["folds"].append({"fold": i, "held_out": len(held_out), **row,
                                 "training_question_ids": sorted(q.id for q in train_questions)})
         models.append(f"fold-{i}")

@@ -14,7 +14,6 @@ import torch
 
 from mhgraph.errors import MhgraphError
 from mhgraph.eval.questions import load_questions
-from mhgraph.filters.extractors import Extraction
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval import build_retriever
@@ -23,6 +22,7 @@ from mhgraph.training.folds import KFold
 from mhgraph.treehop.checkpoint import Checkpoint, TreeHopModels, load_checkpoint, save_checkpoint
 from mhgraph.treehop.model import TreeHopConfig, TreeHopModel, UpdateGate
 from tests.conftest import SAMPLE, run_cli, wipe
+from tests.test_metarag import FixedFilter
 
 DIM = 384   # the sample's vector index (all-MiniLM-L6-v2)
 
@@ -145,17 +145,6 @@ def test_branches_sets_how_many_new_branches_a_hop_keeps(sample_graph, settings)
     # without layer-wise top-k the count does not apply
     unlimited = crafted(sample_graph, settings, hops=2, branches=1, layer_top_k=False).search("q", top_k=2)
     assert len(unlimited.hops[1].chunks) == 3
-
-
-class FixedFilter:
-    """An extractor that reads the same filter from every question."""
-    name = "fixed"
-
-    def __init__(self, found: MetadataFilter) -> None:
-        self.found = found
-
-    def extract(self, question: str) -> Extraction:
-        return Extraction(self.found)
 
 
 DAY_1, DAY_2 = date(2023, 10, 1), date(2023, 10, 2)

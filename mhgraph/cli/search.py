@@ -41,7 +41,8 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
                    + (f"; dropped: {', '.join(extraction['dropped'])}" if extraction["dropped"] else "")
                    + (f"; {extraction['failure']}" if extraction.get("failure") else ""))
     for hop in result.hops:
-        click.echo(f"\nhop {hop.index}  query: {hop.query!r}  filters: {hop.filters or '-'}  "
+        query = repr(hop.query) if hop.query is not None else "(embeddings: each branch's next query)"
+        click.echo(f"\nhop {hop.index}  query: {query}  filters: {hop.filters or '-'}  "
                    f"({hop.seconds * 1000:.0f} ms)")
         for c in hop.chunks:
             date = c.published_at.date().isoformat() if c.published_at else "-"

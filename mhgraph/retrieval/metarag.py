@@ -41,17 +41,30 @@ from mhgraph.retrieval.records import to_chunks
 DEFAULT_CANDIDATES = 20
 
 
+INDEX_QUERIES = {"sources": "retrieval/vector_search_sources", "dates": "retrieval/metarag_index_dates",
+                 "dated": "retrieval/metarag_index_dated"}
+
+
+def index_form(filt: MetadataFilter) -> tuple[str, dict[str, Any]]:
+    """Which in-index form searches the chunks a non-empty `filt` admits ('sources', 'dates' or
+    'dated': the SEARCH clause takes no optional condition, so each kind of filter has its query)
+    and the parameters it takes; metarag and treehop name their queries after these forms."""
+    sources = list(filt.sources)
+    ranges = [{"from": start, "to": end} for start, end in filt.day_ranges()]
+    if not ranges:
+        return "sources", {"sources": sources}
+    if not sources:
+        return "dates", {"ranges": ranges}
+    return "dated", {"sources": sources, "ranges": ranges}
+
+
 def filter_query(filt: MetadataFilter, mode: str) -> tuple[str, dict[str, Any]]:
     """The query file and parameters that search the chunks `filt` admits (mode index|exact)."""
-    sources = list(filt.sources) or None
-    ranges = [{"from": start, "to": end} for start, end in filt.day_ranges()] or None
     if mode == "exact":
-        return "retrieval/metarag_exact", {"sources": sources, "ranges": ranges}
-    if ranges is None:
-        return "retrieval/vector_search_sources", {"sources": sources}
-    if sources is None:
-        return "retrieval/metarag_index_dates", {"ranges": ranges}
-    return "retrieval/metarag_index_dated", {"sources": sources, "ranges": ranges}
+        ranges = [{"from": start, "to": end} for start, end in filt.day_ranges()] or None
+        return "retrieval/metarag_exact", {"sources": list(filt.sources) or None, "ranges": ranges}
+    form, params = index_form(filt)
+    return INDEX_QUERIES[form], params
 
 
 class MetaRAGRetriever(Retriever):

@@ -27,7 +27,6 @@ model of its own fold (mhgraph/treehop/checkpoint.py); unset, the packaged check
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
@@ -40,6 +39,7 @@ from mhgraph.embeddings import TextEmbedder
 from mhgraph.filters.extractors import FilterExtractor
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.retrieval.metarag import index_form
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.treehop.checkpoint import TreeHopModels
 
@@ -51,23 +51,13 @@ class Branch:
     embedding: np.ndarray | None    # the chunk's (not fetched at the last hop)
 
 
-@functools.cache
-def _query(name: str) -> str:
-    return cypher.load(name)
-
-
 def search_query(filt: MetadataFilter | None) -> tuple[str, dict[str, Any]]:
     """The query file that searches every branch of a hop, and its filter parameters: unfiltered,
-    or the form for what the filter holds (the SEARCH clause takes no optional condition)."""
+    or metarag's in-index form for what the filter holds."""
     if filt is None or filt.is_empty:
         return "retrieval/treehop_search", {}
-    sources = list(filt.sources)
-    ranges = [{"from": start, "to": end} for start, end in filt.day_ranges()]
-    if not ranges:
-        return "retrieval/treehop_search_sources", {"sources": sources}
-    if not sources:
-        return "retrieval/treehop_search_dates", {"ranges": ranges}
-    return "retrieval/treehop_search_dated", {"sources": sources, "ranges": ranges}
+    form, params = index_form(filt)
+    return f"retrieval/treehop_search_{form}", params
 
 
 def nearest(driver: neo4j.Driver, database: str | None, corpus: str, vectors: Sequence[np.ndarray], top_k: int,
@@ -78,7 +68,7 @@ def nearest(driver: neo4j.Driver, database: str | None, corpus: str, vectors: Se
     rows = [{"branch": i, "embedding": np.asarray(v, dtype=np.float64).tolist()} for i, v in enumerate(vectors)]
     name, filter_params = search_query(filt)
     records, _, _ = driver.execute_query(
-        _query(name), **filter_params, queries=rows, corpus=corpus, top_k=top_k,
+        cypher.load(name), **filter_params, queries=rows, corpus=corpus, top_k=top_k,
         candidates=top_k * search_ratio, with_embeddings=with_embeddings, database_=database,
         routing_=neo4j.RoutingControl.READ)
     rows_of: list[list[neo4j.Record]] = [[] for _ in vectors]

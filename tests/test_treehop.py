@@ -216,6 +216,7 @@ def test_packaged_model_runs_on_the_sample(sample_graph, settings, embedder) -> 
     retriever = build_retriever("treehop", sample_graph, settings, embedder=embedder, corpus="sample")
     result = retriever.search("Which company recalled its Atlas Home robots over battery fire risk?", top_k=3)
     assert len(result.hops) == 2 and retriever.params["in_domain_trained"] is False
+    assert retriever.params["treehop_model"].endswith("(trained on all 2045 questions of corpus 'multihop-rag')")
     assert all(c.parent_id in {p.chunk_id for p in result.hops[0].chunks} for c in result.hops[1].chunks)
     assert set(result.phases) == {"embed", "search", "update"} and result.seconds >= sum(result.phases.values()) * 0.99
 

@@ -92,7 +92,13 @@ class TreeHopModels:
 
         directory = Path(directory)
         if not (directory / FOLDS_FILE).exists():
-            return cls([load_checkpoint(directory, embedding_model)], str(directory))
+            checkpoint = load_checkpoint(directory, embedding_model)
+            training = checkpoint.facts.get("training") or {}
+            # a model trained on every question of a corpus (the packaged one is) scores that
+            # corpus's questions having seen them: the name says so in every report
+            seen = (f" (trained on all {training['questions']} questions of corpus '{training['corpus']}')"
+                    if checkpoint.model.trainable and "corpus" in training and "questions" in training else "")
+            return cls([checkpoint], f"{directory}{seen}")
         kfold, facts = KFold.load(directory)
         paths = [directory / m for m in facts["models"]]
         if len(paths) != kfold.k:

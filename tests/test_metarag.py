@@ -204,18 +204,60 @@ def _logits(model, tokenizer, query, passages):
         return model(**batch).logits[:, 0].tolist()
 
 
-def test_cross_encoder_paths_load_and_order_by_the_models_scores(tiny_cross_encoder) -> None:
+def test_cross_encoder_path_gives_the_sigmoid_of_the_models_logits(tiny_cross_encoder) -> None:
     root, model, tokenizer = tiny_cross_encoder
     query = "Which company recalled robots?"
     expected = _logits(model, tokenizer, query, PASSAGES)
-    plain = load_reranker(str(root / "tiny-cross-encoder"))
+    plain = load_reranker(str(root / "tiny-cross-encoder"), bf16=False)
     assert isinstance(plain, CrossEncoderReranker) and plain.name.startswith("cross-encoder:")
     scores = plain.score(query, PASSAGES)     # sigmoid of the logits: the same order
-    assert np.argsort(scores).tolist() == np.argsort(expected).tolist()
-    pytest.importorskip("FlagEmbedding")
+    assert scores == pytest.approx(1 / (1 + np.exp(-np.array(expected))), abs=1e-6)
+
+
+def test_flag_reranker_path_gives_the_models_logits(tiny_cross_encoder) -> None:
+    root, model, tokenizer = tiny_cross_encoder
+    query = "Which company recalled robots?"
+    try:
+        import FlagEmbedding  # noqa: F401
+    except ImportError:
+        pytest.skip("FlagEmbedding is missing or does not import here: FlagReranker itself is not run "
+                    "(test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken covers that case)")
     flag = load_reranker(str(root / "bge-reranker-tiny"))
     assert isinstance(flag, FlagCrossEncoderReranker)
+    expected = _logits(model, tokenizer, query, PASSAGES)
     assert flag.score(query, PASSAGES) == pytest.approx(expected, abs=1e-4)   # FlagReranker: raw logits
+
+
+def test_cross_encoder_scores_under_bf16_autocast(tiny_cross_encoder) -> None:
+    """bf16=True really runs in bfloat16 (the scores move by its rounding, never by more)."""
+    root, model, tokenizer = tiny_cross_encoder
+    query = "Which company recalled robots?"
+    fp32 = load_reranker(str(root / "tiny-cross-encoder"), bf16=False).score(query, PASSAGES)
+    bf16 = load_reranker(str(root / "tiny-cross-encoder"), bf16=True)
+    assert bf16.bf16 is True
+    scores = bf16.score(query, PASSAGES)
+    assert scores == pytest.approx(fp32, abs=0.02) and scores != pytest.approx(fp32, abs=1e-6)
+
+
+def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(tiny_cross_encoder) -> None:
+    """FlagEmbedding installed but failing to import (1.4.2 with transformers 5.10+): a bge-reranker
+    still loads, with sentence-transformers' CrossEncoder (the same logits, through a sigmoid), and says so."""
+    import importlib.util
+
+    if importlib.util.find_spec("FlagEmbedding") is None:
+        pytest.skip("FlagEmbedding is not installed")
+    try:
+        import FlagEmbedding  # noqa: F401
+        pytest.skip("FlagEmbedding imports here: FlagReranker itself is used")
+    except ImportError:
+        pass
+    root, model, tokenizer = tiny_cross_encoder
+    query = "Which company recalled robots?"
+    with pytest.warns(UserWarning, match="does not import here.*loaded with sentence-transformers' CrossEncoder"):
+        reranker = load_reranker(str(root / "bge-reranker-tiny"), bf16=False)
+    assert isinstance(reranker, CrossEncoderReranker) and reranker.name.startswith("cross-encoder:")
+    expected = _logits(model, tokenizer, query, PASSAGES)
+    assert reranker.score(query, PASSAGES) == pytest.approx(1 / (1 + np.exp(-np.array(expected))), abs=1e-6)
 
 
 @pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "nanoranker"])

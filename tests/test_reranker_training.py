@@ -13,6 +13,7 @@ from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.rerank.models import KFoldReranker, load_reranker
 from mhgraph.rerank.train import Example, examples
 from mhgraph.training.folds import KFold, fold_of
+from mhgraph.training.precision import fast_bf16
 from tests.conftest import SAMPLE, run_cli, wipe
 
 
@@ -59,6 +60,7 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     assert done.returncode == 0, done.stderr
     record = json.loads((out / "folds.json").read_text())
     assert record["k"] == 2 and record["models"] == ["fold-0", "fold-1"] and "final" not in record
+    assert record["options"]["bf16"] == fast_bf16()   # bfloat16 where this machine runs it fast
     questions = load_questions(SAMPLE / "questions.json")
     kfold = KFold(2, record["seed"])
     for fold in record["folds"]:   # trained on the other fold's questions only

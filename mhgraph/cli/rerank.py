@@ -27,6 +27,8 @@ def reranker_group() -> None:
 @click.option("--batch-size", default=16, show_default=True, type=click.IntRange(min=1))
 @click.option("--learning-rate", default=4e-5, show_default=True, type=float)
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--bf16/--no-bf16", default=None,
+              help="bfloat16 autocast (default: on where the GPU or CPU runs it fast: AMX / AVX512-BF16).")
 @click.option("--no-final", is_flag=True, help="Skip the model trained on every question (the one shipped for users).")
 @click.option("--corpus", help="Corpus the questions' gold chunks are in (default: the graph's only corpus).")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
@@ -36,7 +38,7 @@ def reranker_group() -> None:
 @metarag_options
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: float, negatives: int,
-              max_length: int, batch_size: int, learning_rate: float, seed: int, no_final: bool, corpus: str | None,
+              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool, corpus: str | None,
               questions_path: Path | None, sample: bool, limit: int | None, rerank: bool | None,
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
@@ -52,6 +54,7 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.rerank.train import TrainingOptions, chunk_texts, train_kfold
     from mhgraph.retrieval import build_retriever
+    from mhgraph.training.precision import fast_bf16
 
     settings = settings_from(ctx, corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None), **metarag)
     settings = dataclasses.replace(settings, reranker=None)   # candidates as the search gives them
@@ -59,7 +62,7 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(backbone=backbone, folds=folds, seed=seed, epochs=epochs, negatives=negatives,
                               max_length=max_length, batch_size=batch_size, learning_rate=learning_rate,
-                              final=not no_final)
+                              final=not no_final, bf16=fast_bf16() if bf16 is None else bf16)
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         gold = gold_matcher(driver, settings.neo4j_database, name).gold_sets(questions)

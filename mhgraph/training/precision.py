@@ -1,0 +1,27 @@
+"""Whether bfloat16 pays off on this machine, for training and for scoring with trained models.
+
+On a CPU with AMX or AVX512-BF16 (oneDNN uses them), bfloat16 autocast trains a MiniLM cross-encoder
+about 1.7x faster and scores pairs about 3x faster than float32 (measured on a 2-core Xeon); on a CPU
+without them it is slower, so it is chosen per machine, never assumed.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+CPU_BF16_FLAGS = re.compile(r"\b(amx_bf16|avx512_bf16)\b")
+
+
+@lru_cache(maxsize=None)
+def fast_bf16(device: str | None = None) -> bool:
+    """bfloat16 is fast on `device` (default: CUDA if there is one, else the CPU)."""
+    import torch
+
+    if (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda"):
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    try:
+        return bool(CPU_BF16_FLAGS.search(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")))
+    except OSError:   # not Linux: no cheap way to tell, so float32
+        return False

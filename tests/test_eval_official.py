@@ -40,8 +40,14 @@ def test_reference_run_values(reference) -> None:
               for r in reference if r["gold_list"]]
     assert len(scored) == 42
     mean = {m: sum(s.scores[m] for s in scored) / len(scored) for m in official.METRICS}
+    recall = mean.pop("recall@10")
     assert {m: round(v, 4) for m, v in mean.items()} == {
         "hits@10": 0.8095, "hits@4": 0.5476, "map@10": 0.2142, "mrr@10": 0.4647}
+    # the README's check: 0.4783 of the 115 gold facts are found in the top 10 (all distinct after
+    # normalisation here, so the per-question shares weigh them by question)
+    facts = [s.facts for s in scored]
+    assert sum(facts) == 115 and round(sum(s.recall_at_10 * n for s, n in zip(scored, facts)) / 115, 4) == 0.4783
+    assert round(recall, 4) == 0.4921   # the mean of the per-question shares
 
 
 def test_reference_run_first_relevant_ranks(reference) -> None:
@@ -149,9 +155,9 @@ def test_null_questions_are_skipped_and_unmatched_ones_count_as_zero() -> None:
     assert block["overall"]["n"] == 3 and block["overall"]["hits@10"] == approx(2 / 3)
     assert block["overall"]["mrr@10"] == approx((1 + 0 + 0.5) / 3)
     assert block["by_type"] == {"comparison_query": {"n": 1, "hits@4": 1.0, "hits@10": 1.0, "map@10": 0.5,
-                                                     "mrr@10": 0.5},
+                                                     "mrr@10": 0.5, "recall@10": 1.0},
                                 "inference_query": {"n": 2, "hits@4": 0.5, "hits@10": 0.5, "map@10": 0.5,
-                                                    "mrr@10": 0.5}}
+                                                    "mrr@10": 0.5, "recall@10": 0.5}}
     with pytest.raises(ValueError):
         score_texts(["x"], [])
 

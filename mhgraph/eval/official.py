@@ -20,6 +20,9 @@ dashes and counts a fact that straddles two chunks. The rule, exactly:
    the relevant ranks r, of (number of gold facts first found in the item at r) / r, divided by
    min(len(evidence_list), 10). A fact found again at a later rank is not counted again, and
    facts equal after normalisation count as one (the reference keeps a list of found facts).
+   Recall@10 is not in retrieval_evaluate.py (the comparative study published one, from its own
+   code): here, the share of the question's distinct normalised gold facts found in the top 10,
+   matched by this rule, so that published Recall@10 is compared under the official matching.
 5. Questions with an empty evidence list (null queries) are skipped; every other question counts,
    with 0 when none of its facts is found, and the scores are means over them. Ours instead
    leaves out questions whose facts match no chunk at all (`metrics.null_scores`).
@@ -39,7 +42,7 @@ from mhgraph.retrieval.base import RetrievalResult, RetrievedChunk
 RULE = "official rule (MultiHop-RAG retrieval_evaluate.py)"
 SCORINGS = ("ours", "official", "both")
 DEPTH = 10                                       # ranks r <= 10 are looked at
-METRICS = ("hits@4", "hits@10", "map@10", "mrr@10")
+METRICS = ("hits@4", "hits@10", "map@10", "mrr@10", "recall@10")
 HEADER = ("[Excerpt from document]\ntitle: {title}\npublished_at: {published_at}\nsource: {source}\n"
           "Excerpt:\n-----\n{text}\n-----")
 
@@ -72,10 +75,12 @@ class OfficialScore:
     hits_at_10: float
     map_at_10: float
     mrr_at_10: float
+    recall_at_10: float                  # share of the distinct gold facts found in the top 10
 
     @property
     def scores(self) -> dict[str, float]:
-        return dict(zip(METRICS, (self.hits_at_4, self.hits_at_10, self.map_at_10, self.mrr_at_10)))
+        return dict(zip(METRICS, (self.hits_at_4, self.hits_at_10, self.map_at_10, self.mrr_at_10,
+                                  self.recall_at_10)))
 
     def to_json(self) -> dict[str, object]:
         return {"relevant_ranks": list(self.relevant_ranks), "first_found": list(self.first_found),
@@ -100,7 +105,8 @@ def score_texts(retrieved: Sequence[str], facts: Sequence[str]) -> OfficialScore
     ap = sum(n / r for r, n in zip(ranks, first)) / min(len(facts), DEPTH)
     return OfficialScore(tuple(ranks), tuple(first), len(facts),
                          hits_at_4=float(any(r <= 4 for r in ranks)), hits_at_10=float(bool(ranks)),
-                         map_at_10=ap, mrr_at_10=1.0 / ranks[0] if ranks else 0.0)
+                         map_at_10=ap, mrr_at_10=1.0 / ranks[0] if ranks else 0.0,
+                         recall_at_10=len(found) / len(set(gold)))
 
 
 def score_result(question: Question, result: RetrievalResult) -> OfficialScore | None:

@@ -188,6 +188,10 @@ def _filters_section(summary: Summary) -> list[str]:
             for name, g in groups.items()]
     label = filters["extractor"] + (" (upper bound: the evidence's own sources and dates)"
                                     if filters.get("upper_bound") else "")
+    if filters.get("llm"):
+        usage = filters.get("llm_usage") or {}
+        label += (f", model {filters['llm']}: {usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt and "
+                  f"{usage.get('completion_tokens', 0)} completion tokens, {usage.get('cache_hits', 0)} replies from the cache")
     dropped = ", ".join(f"{name} ({n})" for name, n in filters["dropped_names"].items())
     return ["## Metadata filters", "",
             f"Extractor **{label}**. Of {filters['questions']} questions, {filters['filtered']} were searched "
@@ -355,8 +359,10 @@ def _official_cells(summary: Summary, shown: bool) -> list[str]:
     if not shown:
         return []
     if "official" not in summary:
-        return ["-"] * len(RANKING_COLUMNS)
-    return [_f(summary["official"]["overall"].get(k, 0.0)) for k in RANKING_COLUMNS]
+        return ["-"] * (len(RANKING_COLUMNS) + 1)
+    overall = summary["official"]["overall"]
+    return [*(_f(overall.get(k, 0.0)) for k in RANKING_COLUMNS),
+            _f(overall["recall@10"]) if "recall@10" in overall else "-"]   # runs scored before it was kept
 
 
 def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare") -> tuple[str, list[Path]]:
@@ -366,7 +372,8 @@ def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare")
     r_max = max(s["r_max"] for s in runs)
     recall_keys = list(dict.fromkeys(k for s in runs for k in _recall_keys(s["overall"])))
     with_official = any("official" in s for s in runs)
-    official_header = [f"{c} (official)" for c in RANKING_COLUMNS.values()] if with_official else []
+    official_header = ([f"{c} (official)" for c in (*RANKING_COLUMNS.values(), "Recall@10")] if with_official
+                       else [])
     header = ["run", "method", "n", *(f"F1@{r}" for r in range(1, r_max + 1)), "best F1 (hop)",
               *RANKING_COLUMNS.values(), *official_header, *(k.capitalize() for k in recall_keys), "avg K",
               "p50 ms", "p95 ms"]

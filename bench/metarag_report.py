@@ -36,6 +36,20 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
+def trained_reranker(name: str) -> str:
+    """How a k-fold reranker (`kfold:DIR (in-domain trained, k-fold)`) was trained, from its folds.json."""
+    directory = Path(name[len("kfold:"):].split(" (")[0])
+    record = json.loads((directory / "folds.json").read_text())
+    o = record["options"]
+    folds = record["folds"]
+    return (f"- {directory}: cross-encoder trained here, **in-domain** (on this split's other questions, "
+            f"{record['k']}-fold by question: each question is reranked by the model that never saw it); "
+            f"backbone {o['backbone']}, {o['negatives']} near misses per question from {record.get('candidates_from')}, "
+            f"max length {o['max_length']}, {o['epochs']:g} epoch, batch {o['batch_size']}, lr {o['learning_rate']:g}, "
+            f"{'bfloat16' if o.get('bf16') else 'float32'}; {round(sum(f['pairs'] for f in folds) / len(folds)):,} pairs "
+            f"and {sum(f['seconds'] for f in folds) / len(folds) / 60:.0f} min per fold model")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("compare")
@@ -50,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     count = len(json.loads(Path(args.questions).read_text()))
     label = (f"MultiHop-RAG, development split ({count:,} questions)" if Path(args.questions).name == "MultiHopRAG.json"
              else f"{count} questions")
+    slices = {json.dumps(s.get("selection"), sort_keys=True): s.get("selection") for s in summaries.values()
+              if (s.get("selection") or {}).get("per_type") or (s.get("selection") or {}).get("limit")}
+    if slices:   # runs on part of the file: say which part
+        parts = [f"the first {sel['per_type']} questions of each type" if sel.get("per_type")
+                 else f"the first {sel['limit']} questions" for sel in slices.values()]
+        label = f"{' / '.join(parts)} ({', '.join(str(sel['questions']) for sel in slices.values())}) of {label}"
     status = subprocess.run(["mhgraph", "neo4j", "status"], capture_output=True, text=True).stdout
     server = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("server:")), "-")
     rerankers = sorted({s["params"].get("reranker") for s in summaries.values() if s["params"].get("reranker")})
@@ -64,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
              f"tokens; Neo4j {server}",
              f"- rerankers: {', '.join(rerankers) or 'none'} (no cross-encoder weights are carried by a registry "
              "package: see ../shared/docs/offline-models.md)",
+             *(trained_reranker(r) for r in rerankers if r.startswith("kfold:")),
+             *(f"- filter extractor `llm`: {m}" for m in sorted({s["filters"]["llm"] for s in summaries.values()
+                                                               if (s.get("filters") or {}).get("llm")})),
              f"- command: {args.command}", "",
              *PUBLISHED, "",
              "Run names (metarag.sh; embed_header.sh prefixes header-HEADER-): metarag-EXTRACTOR[-RERANKER]-kK'. "

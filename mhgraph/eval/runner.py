@@ -247,6 +247,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         summary["phases_ms"] = phases
     if any("extraction" in r.details for r in results.values()):
         summary["filters"] = filter_report(driver, database, corpus, questions, results, retriever.params)
+        if needs_llm(options.method, settings) and llm is not None:   # which model read the filters, at what cost
+            summary["filters"].update(llm=llm.label, llm_usage=llm.usage.as_dict())
     answers = answer_scores = None
     if options.answer:
         answers, answer_scores, summary["answers"] = _answer_all(llm, questions, results, options)

@@ -190,3 +190,23 @@ def test_answers_are_traced_in_the_graph(sample_graph, settings, tmp_path: Path)
     left = sample_graph.execute_query("MATCH ()-[c:CITED {run: 'answers-traced'}]->() RETURN count(c) AS n",
                                       database_=settings.neo4j_database).records[0]["n"]
     assert left == 0
+
+
+def test_eval_with_the_llm_filter_extractor_names_its_model_and_cost(sample_graph, settings, tmp_path: Path) -> None:
+    """metarag's llm extractor through an endpoint: the report says which model read the filters and
+    how many calls it cost; names the graph lacks are dropped, never searched."""
+    endpoint = ScriptedServer(default=lambda body: Step('{"source": ["circuit weekly", "Daily Bugle"], '
+                                                        '"published_on": [], "published_after": null, '
+                                                        '"published_before": null}'))
+    try:
+        result = run_cli(settings, "eval", "--sample", "-m", "metarag", "--filter-extractor", "llm", "-k", "3",
+                         "--limit", "5", "--no-trace", "--no-progress", "--runs-dir", str(tmp_path / "runs"),
+                         env=_env(tmp_path, endpoint))
+    finally:
+        endpoint.close()
+    assert result.returncode == 0, result.stderr
+    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    filters = json.loads((run_dir / "report.json").read_text())["filters"]
+    assert filters["llm"] == "openai:scripted" and filters["llm_usage"]["calls"] == len(endpoint.requests) == 5
+    assert filters["dropped_names"] == {"Daily Bugle": 5} and filters["filtered"] == 5
+    assert "Extractor **llm, model openai:scripted: 5 calls, 55 prompt and 15 completion tokens" in result.stdout

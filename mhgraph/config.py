@@ -53,6 +53,7 @@ ENV_VARS: dict[str, str] = {
     "metarag_candidates": "MHGRAPH_METARAG_CANDIDATES",
     "metarag_search": "MHGRAPH_METARAG_SEARCH",
     "reranker": "MHGRAPH_RERANKER",
+    "rerank_weight": "MHGRAPH_RERANK_WEIGHT",
     "treehop_model": "MHGRAPH_TREEHOP_MODEL",
     "treehop_hops": "MHGRAPH_TREEHOP_HOPS",
     "treehop_redundancy_pruning": "MHGRAPH_TREEHOP_REDUNDANCY_PRUNING",
@@ -137,6 +138,9 @@ class Settings:
     metarag_candidates: int = 20
     metarag_search: str = "vector"
     reranker: str | None = None
+    # the reranker's weight when its scores are fused with the search's (each standardised per
+    # question); 1: the reranker's order alone, as the original method ranks
+    rerank_weight: float = 1.0
     # treehop: the model (a checkpoint or k-fold folder from 'mhgraph treehop train'; unset: the
     # packaged one, for all-MiniLM-L6-v2), the hops, its two stop rules (retrieval/treehop.py) and
     # the new branches layer-wise top-k keeps per hop (None: K, as in the paper), and whether
@@ -285,6 +289,9 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.hybrid_ranker not in HYBRID_RANKERS:
         raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
                            f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")
+    if not 0.0 <= settings.rerank_weight <= 1.0:
+        raise MhgraphError(f"setting 'rerank_weight' from {where('rerank_weight')}: expected a number from 0 to 1, "
+                           f"got {settings.rerank_weight}")
     if not 0.0 <= settings.hybrid_alpha <= 1.0:
         raise MhgraphError(f"setting 'hybrid_alpha' from {where('hybrid_alpha')}: expected a number from 0 to 1, "
                            f"got {settings.hybrid_alpha}")

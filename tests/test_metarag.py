@@ -272,6 +272,48 @@ def test_rerank_keeps_the_best_by_the_rerankers_scores(spec) -> None:
     assert reranker.score("q", []) == []
 
 
+class TableReranker:
+    """Scores read from a table: the fusion arithmetic, apart from any model."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, float]) -> None:
+        self.table = table
+
+    def score(self, query, passages):
+        return [self.table[p] for p in passages]
+
+
+def test_rerank_weight_fuses_standardised_reranker_and_search_scores() -> None:
+    # search: a > b > c > d; reranker: d > c > a > b
+    chunks = [RetrievedChunk(chunk_id=t, score=s, rank=i + 1, text=t)
+              for i, (t, s) in enumerate([("a", 0.9), ("b", 0.8), ("c", 0.5), ("d", 0.4)])]
+    reranker = TableReranker({"a": 0.0, "b": -1.0, "c": 1.0, "d": 2.0})
+    alone, _ = rerank(reranker, "q", chunks, keep=4)
+    assert [c.chunk_id for c in alone] == ["d", "c", "a", "b"]
+    same, _ = rerank(reranker, "q", chunks, keep=4, weight=1.0)
+    assert same == alone
+    # z(search) = [1.21, 0.73, -0.73, -1.21], z(reranker) = [-0.45, -1.34, 0.45, 1.34]:
+    # half and half, a (0.38) leads, then d (0.07), c (-0.14), b (-0.31)
+    fused, _ = rerank(reranker, "q", chunks, keep=3, weight=0.5)
+    assert [c.chunk_id for c in fused] == ["a", "d", "c"] and [c.rank for c in fused] == [1, 2, 3]
+    assert fused[0].score == pytest.approx(0.5 * (0.9 - 0.65) / np.std([0.9, 0.8, 0.5, 0.4])
+                                           + 0.5 * (0.0 - 0.5) / np.std([0.0, -1.0, 1.0, 2.0]))
+    search_only, _ = rerank(reranker, "q", chunks, keep=4, weight=0.0)
+    assert [c.chunk_id for c in search_only] == ["a", "b", "c", "d"]
+    flat, _ = rerank(TableReranker({"a": 1.0}), "q", chunks[:1], keep=1, weight=0.5)   # one candidate: no spread
+    assert flat[0].chunk_id == "a" and flat[0].score == 0.0
+
+
+def test_rerank_weight_setting_is_validated(tmp_path) -> None:
+    from mhgraph.config import load_settings
+    from mhgraph.errors import MhgraphError
+
+    assert load_settings({"rerank_weight": 0.5}).rerank_weight == 0.5
+    with pytest.raises(MhgraphError, match="setting 'rerank_weight' .*expected a number from 0 to 1, got 1.5"):
+        load_settings({"rerank_weight": 1.5})
+
+
 def test_unloadable_reranker_is_one_line(tmp_path) -> None:
     from mhgraph.errors import MhgraphError
 

@@ -95,6 +95,10 @@ def metarag_options(command):
                      help=f"metarag: rerank the candidates (with --reranker, else {DEFAULT_RERANKER})."),
         click.option("--reranker", help="metarag: a cross-encoder name or path, nanoranker, or bi-encoder:MODEL "
                                         "(implies --rerank)."),
+        click.option("--rerank-weight", type=click.FloatRange(0, 1),
+                     help="metarag: the reranker's weight fused with the search's score, each standardised "
+                          "(default 1: the reranker's order alone, as the original; 0.5 measured best with the "
+                          "cross-encoder trained here)."),
     ]):
         command = option(command)
     return command

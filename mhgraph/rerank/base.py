@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from statistics import fmean, pstdev
 from dataclasses import replace
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -16,14 +17,27 @@ class Reranker(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
 
 
+def standardise(values: Sequence[float]) -> list[float]:
+    """(v - mean) / standard deviation; all 0 when the values do not vary."""
+    mean = fmean(values)
+    spread = pstdev(values, mean)
+    return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
+
+
 def rerank(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
-           keep: int) -> tuple[list[RetrievedChunk], float]:
+           keep: int, weight: float = 1.0) -> tuple[list[RetrievedChunk], float]:
     """The `keep` best chunks by the reranker's scores (ties keep the retrieval order), re-ranked
-    from 1, with the seconds the scoring took."""
+    from 1, with the seconds the scoring took. With weight < 1 the order is by
+    weight x reranker + (1 - weight) x search score, each standardised over the candidates: a
+    reranker trained on few examples knows what the question asks, the search how close a chunk
+    is to it, and on MultiHop-RAG the two together beat either (README, Multi-Meta-RAG)."""
     if not chunks:
         return [], 0.0
     started = time.perf_counter()
     scores = reranker.score(query, [c.text for c in chunks])
     seconds = time.perf_counter() - started
+    if weight < 1.0:
+        scores = [weight * r + (1.0 - weight) * s
+                  for r, s in zip(standardise(scores), standardise([c.score for c in chunks]))]
     order = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))[:keep]
     return [replace(chunks[i], score=float(scores[i]), rank=rank) for rank, i in enumerate(order, start=1)], seconds

@@ -97,7 +97,8 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         return MetaRAGRetriever(driver, embedder, extractor, detect(driver, database), database, corpus=corpus,
                                 search_ratio=settings.vector_search_ratio, mode=settings.filter_mode,
                                 candidates=settings.metarag_candidates, reranker=reranker,
-                                search=settings.metarag_search, alpha=settings.hybrid_alpha)
+                                search=settings.metarag_search, alpha=settings.hybrid_alpha,
+                                rerank_weight=settings.rerank_weight)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 

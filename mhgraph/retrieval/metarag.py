@@ -13,7 +13,8 @@
    A question with no usable filter is searched unfiltered (and counted as a fallback); a filter
    that admits fewer than K chunks gives what it admits.
 3. Optionally a reranker (mhgraph/rerank) scores the K candidates and keeps the best K'
-   (`top_k`); without one, the first K' of the filtered search are kept.
+   (`top_k`); without one, the first K' of the filtered search are kept. With rerank_weight < 1
+   (an mhgraph option) the reranker's and the search's scores are fused, each standardised.
 Filter values are always query parameters. Timings: filter extraction, search and reranking are
 reported apart (RetrievalResult.phases).
 """
@@ -73,7 +74,7 @@ class MetaRAGRetriever(Retriever):
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, extractor: FilterExtractor,
                  capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
                  mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None,
-                 search: str = "vector", alpha: float = 0.5) -> None:
+                 search: str = "vector", alpha: float = 0.5, rerank_weight: float = 1.0) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
         if mode == "index" and not capabilities.search_clause:
@@ -90,6 +91,7 @@ class MetaRAGRetriever(Retriever):
         self.reranker = reranker
         self.search_kind = search
         self.alpha = alpha
+        self.rerank_weight = rerank_weight
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
 
@@ -98,7 +100,8 @@ class MetaRAGRetriever(Retriever):
         hybrid = {"search": "hybrid", "alpha": self.alpha} if self.search_kind == "hybrid" else {}
         return {"corpus": self.corpus, "filter_extractor": self.extractor.name,
                 "filter_mode": "exact" if hybrid else self.mode, **hybrid, "candidates": self.candidates,
-                "search_ratio": self.search_ratio, "reranker": self.reranker.name if self.reranker else None}
+                "search_ratio": self.search_ratio, "reranker": self.reranker.name if self.reranker else None,
+                **({"rerank_weight": self.rerank_weight} if self.reranker and self.rerank_weight < 1 else {})}
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
@@ -126,7 +129,7 @@ class MetaRAGRetriever(Retriever):
         search_s = time.perf_counter() - t0
         rerank_s = 0.0
         if self.reranker is not None:
-            chunks, rerank_s = rerank(self.reranker, question, chunks, top_k)
+            chunks, rerank_s = rerank(self.reranker, question, chunks, top_k, self.rerank_weight)
         else:
             chunks = chunks[:top_k]
         seconds = time.perf_counter() - started

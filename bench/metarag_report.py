@@ -92,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
              "Run names (metarag.sh; embed_header.sh prefixes header-HEADER-): metarag-EXTRACTOR[-RERANKER]-kK'. "
              "Every metarag run searches K = 20 filtered candidates "
              "inside the vector index and keeps K'; without a reranker the first K' by similarity. The `gold` "
-             "extractor is an upper bound (each question's own evidence sources and days), not a method.", "",
+             "extractor is an upper bound (each question's own evidence sources and days), not a method."
+             + (" `-wW`: the reranker's score fused with the search's, each standardised over the question's "
+                "candidates, the reranker weighing W (`--rerank-weight W`; an mhgraph option); without it the "
+                "reranker's order alone, as the original ranks."
+                if any(s["params"].get("rerank_weight") is not None for s in summaries.values()) else ""), "",
              "## All runs", ""]
     compare = Path(args.compare).read_text().splitlines()
     start = next(i for i, line in enumerate(compare) if line.startswith("Macro averages"))

@@ -34,9 +34,4 @@ for header in none title title+source+date; do
   run "header-$tag-metarag-rules-hybrid-k10" --method metarag --filter-extractor rules -k 10 --no-rerank \
     --metarag-search hybrid
 done
-mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
-latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
-python bench/metarag_report.py "$latest/compare.md" "${ids[@]}" --questions "$QUESTIONS" --name "$NAME" \
-  --title "Metadata embedded with each chunk (embed_header)" \
-  --command "bash bench/embed_header.sh $*" > "bench/results/embed-header-$NAME.md"
-echo "written bench/results/embed-header-$NAME.md (per-run summaries in $SUMMARIES/)"
+write_report "Metadata embedded with each chunk (embed_header)" "bench/results/embed-header-$NAME.md" "$@"

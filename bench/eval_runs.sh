@@ -1,4 +1,5 @@
-# Sourced by bench/metarag.sh and bench/embed_header.sh: run ID ARGS... evaluates one run of
+# Sourced by the metarag bench scripts (metarag.sh, metarag_llm.sh, metarag_reranker.sh,
+# embed_header.sh): run ID ARGS... evaluates one run of
 # $QUESTIONS on corpus $EVAL_CORPUS into $RUNS/ID (skipped with RESUME=1 when its report exists),
 # copies its summary to $SUMMARIES/ID.json and appends the run's folder to the array ids.
 run() {
@@ -10,4 +11,15 @@ run() {
   fi
   cp "$RUNS/$id/report.json" "$SUMMARIES/$id.json"
   ids+=("$RUNS/$id")
+}
+
+# write_report TITLE OUT ARGS...: one compare table over the runs in ids, rendered with
+# bench/metarag_report.py into OUT; ARGS are the calling script's own (recorded as its command).
+write_report() {
+  local title=$1 out=$2 latest; shift 2
+  mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
+  latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
+  python bench/metarag_report.py "$latest/compare.md" "${ids[@]}" --questions "$QUESTIONS" --name "$NAME" \
+    --title "$title" --command "bash $0 $*" > "$out"
+  echo "written $out (per-run summaries in $SUMMARIES/)"
 }

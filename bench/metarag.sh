@@ -45,8 +45,4 @@ for reranker in $SLICE_RERANKERS; do
     -k 10 --reranker "$reranker" --per-type 50
 done
 run "metarag-rules-exact-k10" --method metarag --filter-extractor rules --filter-mode exact -k 10 --no-rerank
-mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
-latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
-python bench/metarag_report.py "$latest/compare.md" "${ids[@]}" --questions "$QUESTIONS" --name "$NAME" \
-  --command "bash bench/metarag.sh $*" > "bench/results/metarag-$NAME.md"
-echo "written bench/results/metarag-$NAME.md (per-run summaries in $SUMMARIES/)"
+write_report "Multi-Meta-RAG" "bench/results/metarag-$NAME.md" "$@"

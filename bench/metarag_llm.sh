@@ -34,9 +34,4 @@ for extractor in rules reference; do
   run "slice$PER_TYPE-metarag-$extractor-hybrid-k10" --method metarag --filter-extractor "$extractor" \
     --metarag-search hybrid "${slice[@]}"
 done
-mhgraph eval --compare "${ids[@]}" --runs-dir "$RUNS" > /dev/null
-latest=$(ls -d "$RUNS"/compare-* | sort | tail -n 1)
-python bench/metarag_report.py "$latest/compare.md" "${ids[@]}" --questions "$QUESTIONS" --name "$NAME" \
-  --title "Multi-Meta-RAG's LLM filter extractor ($BACKEND)" \
-  --command "bash bench/metarag_llm.sh $*" > "bench/results/metarag-llm-$NAME.md"
-echo "written bench/results/metarag-llm-$NAME.md (per-run summaries in $SUMMARIES/)"
+write_report "Multi-Meta-RAG's LLM filter extractor ($BACKEND)" "bench/results/metarag-llm-$NAME.md" "$@"

@@ -38,8 +38,8 @@ def reranker_group() -> None:
 @metarag_options
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: float, negatives: int,
-              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool, corpus: str | None,
-              questions_path: Path | None, sample: bool, limit: int | None, rerank: bool | None,
+              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool,
+              corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, rerank: bool | None,
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
     the metarag search as configured, one model per fold plus one on every question."""

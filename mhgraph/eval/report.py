@@ -190,8 +190,9 @@ def _filters_section(summary: Summary) -> list[str]:
                                     if filters.get("upper_bound") else "")
     if filters.get("llm"):
         usage = filters.get("llm_usage") or {}
-        label += (f", model {filters['llm']}: {usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt and "
-                  f"{usage.get('completion_tokens', 0)} completion tokens, {usage.get('cache_hits', 0)} replies from the cache")
+        label += (f", model {filters['llm']}: {usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt "
+                  f"and {usage.get('completion_tokens', 0)} completion tokens, {usage.get('cache_hits', 0)} replies "
+                  f"from the cache")
     dropped = ", ".join(f"{name} ({n})" for name, n in filters["dropped_names"].items())
     return ["## Metadata filters", "",
             f"Extractor **{label}**. Of {filters['questions']} questions, {filters['filtered']} were searched "

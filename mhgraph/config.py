@@ -60,6 +60,10 @@ ENV_VARS: dict[str, str] = {
     "treehop_layer_top_k": "MHGRAPH_TREEHOP_LAYER_TOP_K",
     "treehop_branches": "MHGRAPH_TREEHOP_BRANCHES",
     "treehop_filter": "MHGRAPH_TREEHOP_FILTER",
+    "ircot_max_steps": "MHGRAPH_IRCOT_MAX_STEPS",
+    "ircot_max_paragraphs": "MHGRAPH_IRCOT_MAX_PARAGRAPHS",
+    "ircot_paragraph_words": "MHGRAPH_IRCOT_PARAGRAPH_WORDS",
+    "decompose_sub_questions": "MHGRAPH_DECOMPOSE_SUB_QUESTIONS",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -151,6 +155,13 @@ class Settings:
     treehop_layer_top_k: bool = True
     treehop_branches: int | None = None
     treehop_filter: bool = False
+    # ircot: reasoning steps after BM25's first search, paragraphs held at most (the original's 8
+    # and 15), and the words of each paragraph the model is shown (None: all of it; a slow local
+    # model reads less); decompose: sub-questions N (3, 4 and 5 reported)
+    ircot_max_steps: int = 8
+    ircot_max_paragraphs: int = 15
+    ircot_paragraph_words: int | None = None
+    decompose_sub_questions: int = 3
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -282,7 +293,8 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.metarag_candidates < 1:
         raise MhgraphError(f"setting 'metarag_candidates' from {where('metarag_candidates')}: expected at least 1, "
                            f"got {settings.metarag_candidates}")
-    for name in ("treehop_hops", "treehop_branches"):
+    for name in ("treehop_hops", "treehop_branches", "ircot_max_steps", "ircot_max_paragraphs",
+                 "ircot_paragraph_words", "decompose_sub_questions"):
         value = getattr(settings, name)
         if value is not None and value < 1:
             raise MhgraphError(f"setting '{name}' from {where(name)}: expected at least 1, got {value}")

@@ -12,6 +12,7 @@ from mhgraph.cli.root import (
     cli,
     llm_options,
     metarag_options,
+    reasoning_options,
     treehop_options,
     quiet_progress,
     sample_corpus_path,
@@ -47,6 +48,7 @@ from mhgraph.errors import MhgraphError
 @click.option("--answer-k", type=click.IntRange(min=1), help="Chunks given to the reader (default: --top-k).")
 @metarag_options
 @treehop_options
+@reasoning_options
 @llm_options
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,

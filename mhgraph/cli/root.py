@@ -125,6 +125,24 @@ def treehop_options(command):
     return command
 
 
+def reasoning_options(command):
+    """The flags of ircot and decompose, shared by query, ask and eval; they become the settings
+    ircot_max_steps, ircot_max_paragraphs, ircot_paragraph_words and decompose_sub_questions. Which
+    model reasons is the LLM layer's (--llm-backend; none: the offline strategies)."""
+    for option in reversed([
+        click.option("--max-steps", "ircot_max_steps", type=click.IntRange(min=1),
+                     help="ircot: reasoning steps after the first BM25 search (default 8)."),
+        click.option("--max-paragraphs", "ircot_max_paragraphs", type=click.IntRange(min=1),
+                     help="ircot: paragraphs held at most (default 15)."),
+        click.option("--paragraph-words", "ircot_paragraph_words", type=click.IntRange(min=1),
+                     help="ircot: words of each paragraph shown to the model (default: all)."),
+        click.option("--sub-questions", "decompose_sub_questions", type=click.IntRange(min=1),
+                     help="decompose: sub-questions N (default 3); -k chunks each."),
+    ]):
+        command = option(command)
+    return command
+
+
 def apply_rerank(settings: Settings, rerank: bool | None) -> Settings:
     """--no-rerank clears the reranker; --rerank without one named takes DEFAULT_RERANKER."""
     import dataclasses

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from mhgraph.cli.root import apply_rerank, cli, llm_options, metarag_options, settings_from, treehop_options
+from mhgraph.cli.root import (apply_rerank, cli, llm_options, metarag_options, reasoning_options, settings_from,
+                              treehop_options)
 from mhgraph.errors import MhgraphError
 
 
@@ -19,6 +20,7 @@ from mhgraph.errors import MhgraphError
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
 @metarag_options
 @treehop_options
+@reasoning_options
 @llm_options
 @click.pass_context
 def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None,
@@ -40,6 +42,15 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
         click.echo(f"filter ({result.params['filter_extractor']}): {extraction['filter'] or 'none, unfiltered search'}"
                    + (f"; dropped: {', '.join(extraction['dropped'])}" if extraction["dropped"] else "")
                    + (f"; {extraction['failure']}" if extraction.get("failure") else ""))
+    if "stop" in result.details:   # ircot's chain
+        click.echo(f"reasoner: {result.params['reasoner']}; stopped: {result.details['stop']}"
+                   + (f" ({result.details['failure']})" if result.details.get("failure") else ""))
+        for n, thought in enumerate(result.details["reasoning"], start=1):
+            click.echo(f"  thought {n}: {thought}")
+    if "sub_questions" in result.details:
+        click.echo(f"decomposer: {result.params['decomposer']}"
+                   + (f"; failed ({result.details['failure']}), the question asked whole"
+                      if result.details.get("failure") else ""))
     for hop in result.hops:
         query = repr(hop.query) if hop.query is not None else "(embeddings: each branch's next query)"
         click.echo(f"\nhop {hop.index}  query: {query}  filters: {hop.filters or '-'}  "
@@ -60,6 +71,7 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @metarag_options
 @treehop_options
+@reasoning_options
 @llm_options
 @click.pass_context
 def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,

@@ -30,7 +30,7 @@ dashes and counts a fact that straddles two chunks. The rule, exactly:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from statistics import fmean
 from typing import Iterable, Mapping, Sequence
@@ -76,6 +76,10 @@ class OfficialScore:
     map_at_10: float
     mrr_at_10: float
     recall_at_10: float                  # share of the distinct gold facts found in the top 10
+    # hop-conditioned (P_r, R_r, F1_r) per hop r over the accumulated set D_r, every item of it
+    # (no depth cut): P_r the share of its items holding a gold fact, R_r the share of the distinct
+    # gold facts found in it
+    hops: tuple[tuple[float, float, float], ...] = ()
 
     @property
     def scores(self) -> dict[str, float]:
@@ -84,7 +88,7 @@ class OfficialScore:
 
     def to_json(self) -> dict[str, object]:
         return {"relevant_ranks": list(self.relevant_ranks), "first_found": list(self.first_found),
-                "facts": self.facts, **self.scores}
+                "facts": self.facts, **self.scores, "hops": [list(h) for h in self.hops]}
 
 
 def score_texts(retrieved: Sequence[str], facts: Sequence[str]) -> OfficialScore:
@@ -109,11 +113,39 @@ def score_texts(retrieved: Sequence[str], facts: Sequence[str]) -> OfficialScore
                          recall_at_10=len(found) / len(set(gold)))
 
 
+def hop_scores(new_per_hop: Sequence[Sequence[str]], facts: Sequence[str]) -> tuple[tuple[float, float, float], ...]:
+    """(P_r, R_r, F1_r) per hop, from the item texts each hop added to the accumulated set, under
+    the official matching (rules 2-3)."""
+    gold = {normalise(f) for f in facts}
+    found: set[str] = set()
+    relevant = size = 0
+    out = []
+    for texts in new_per_hop:
+        for text in texts:
+            present = {g for g in gold if g in normalise(text)}
+            size += 1
+            relevant += bool(present)
+            found |= present
+        p = relevant / size if size else 0.0
+        r = len(found) / len(gold) if gold else 0.0
+        out.append((p, r, 2 * p * r / (p + r) if p + r else 0.0))
+    return tuple(out)
+
+
 def score_result(question: Question, result: RetrievalResult) -> OfficialScore | None:
-    """The question's official scores on its final ranked list; None for a null question (skipped)."""
+    """The question's official scores on its final ranked list, and hop by hop; None for a null
+    question (skipped)."""
     if not question.evidence:
         return None
-    return score_texts([item_text(c) for c in result.final_ranking()], [e.fact for e in question.evidence])
+    facts = [e.fact for e in question.evidence]
+    seen: set[str] = set()
+    new_per_hop = []
+    for hop in result.hops:
+        added = [c for c in hop.chunks if c.chunk_id not in seen]
+        seen |= {c.chunk_id for c in added}
+        new_per_hop.append([item_text(c) for c in added])
+    score = score_texts([item_text(c) for c in result.final_ranking()], facts)
+    return replace(score, hops=hop_scores(new_per_hop, facts))
 
 
 def score_all(questions: Iterable[Question], results: Mapping[str, RetrievalResult]) -> dict[str, OfficialScore | None]:
@@ -121,9 +153,14 @@ def score_all(questions: Iterable[Question], results: Mapping[str, RetrievalResu
     return {q.id: score_result(q, results[q.id]) for q in questions}
 
 
-def _group(scores: Sequence[OfficialScore]) -> dict[str, float | int]:
+def _group(scores: Sequence[OfficialScore]) -> dict[str, object]:
     means = {m: fmean(s.scores[m] for s in scores) if scores else 0.0 for m in METRICS}
-    return {"n": len(scores), **means}
+    r_max = max((len(s.hops) for s in scores), default=0)
+    hops = []
+    for r in range(1, r_max + 1):   # a question that stopped earlier keeps its last set
+        at = [s.hops[min(r, len(s.hops)) - 1] if s.hops else (0.0, 0.0, 0.0) for s in scores]
+        hops.append({"hop": r, **{k: fmean(h[i] for h in at) for i, k in enumerate(("precision", "recall", "f1"))}})
+    return {"n": len(scores), **means, "hops": hops}
 
 
 def summarise(questions: Sequence[Question], scores: Mapping[str, OfficialScore | None]) -> dict[str, object]:

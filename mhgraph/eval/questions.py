@@ -71,9 +71,11 @@ def load_questions(
     types: Collection[str] | None = None,
     limit: int | None = None,
     per_type: int | None = None,
+    exclude: Collection[str] = (),
 ) -> list[Question]:
-    """Read and validate every record, then keep those of `types` (all if None), the first
-    `per_type` of each type (a stratified slice, in file order), the first `limit`."""
+    """Read and validate every record, then leave out those whose text is in `exclude` (e.g. a
+    method's few-shot demonstrations), keep those of `types` (all if None), the first `per_type`
+    of each type (a stratified slice, in file order), the first `limit`."""
     path = Path(path)
     if isinstance(types, str):
         types = [types]
@@ -89,6 +91,8 @@ def load_questions(
     if not path.is_file():
         raise InputError(path, "", MISSING_HINT)
     questions = [_question(path, record, line, value) for record, line, value in json_records(path, "questions")]
+    if exclude:
+        questions = [q for q in questions if q.query not in exclude]
     if types is not None:
         questions = [q for q in questions if q.question_type in types]
     if per_type is not None:

@@ -122,8 +122,8 @@ def to_markdown(summary: Summary) -> str:
     ]
     lines += _steps_lines(summary)
     if scoring == "official":  # ours is still computed (results.json, traces), but not shown
-        return "\n".join([*lines, *_official_section(summary, scoring), *_filters_section(summary),
-                          *_answers_section(summary), ""])
+        return "\n".join([*lines, *_official_section(summary, scoring), *_reasoning_section(summary),
+                          *_filters_section(summary), *_answers_section(summary), ""])
     lines += [
         "## Hop-conditioned precision / recall / F1", "",
         "Macro averages over the scored questions; D_r is the accumulated set after hop r "
@@ -145,6 +145,7 @@ def to_markdown(summary: Summary) -> str:
                        "evidence but no gold chunk"],
                       [[str(null["null_questions"]), f"{null['avg_returned']:.1f}", str(null["abstained"]),
                         str(null["unmatched"])]]), ""]
+    lines += _reasoning_section(summary)
     lines += _filters_section(summary)
     lines += _answers_section(summary)
     if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
@@ -270,7 +271,44 @@ def _official_section(summary: Summary, scoring: str) -> list[str]:
             "retrieval_evaluate.py computes it; n = questions with evidence."
             + (" ours: gold chunks by normalised containment or span overlap (eval/gold.py), MAP@10 "
                "standard (ranx); n = questions with gold chunks." if scoring == "both" else ""), "",
-            *_table(["group", "scoring", "n", *RANKING_COLUMNS.values()], rows)]
+            *_table(["group", "scoring", "n", *RANKING_COLUMNS.values()], rows),
+            *_official_hops(off["overall"])]
+
+
+def _official_hops(overall: Mapping[str, Any]) -> list[str]:
+    """Hop-conditioned P/R/F1 under the official matching (absent from runs scored before it was kept)."""
+    if not overall.get("hops"):
+        return []
+    return ["", "Hop-conditioned P/R/F1 under the official matching: every item of the accumulated set D_r "
+                "(no depth cut); an item is relevant when it holds a gold fact whole; recall over the "
+                "question's distinct facts.", "",
+            *_table(["hop r", "P_r", "R_r", "F1_r"],
+                    [[str(h["hop"]), _f(h["precision"]), _f(h["recall"]), _f(h["f1"])] for h in overall["hops"]])]
+
+
+def _reasoning_section(summary: Summary) -> list[str]:
+    """ircot's and decompose's reasoning: who reasoned (a model or the offline strategy), steps,
+    why chains stopped, model calls and tokens per question, and the questions left out."""
+    r = summary.get("reasoning")
+    if not r:
+        return []
+    usage = r.get("llm_usage")
+    lines = ["## Reasoning", "",
+             f"Strategy: **{r['strategy']}**" + (" (offline: no language model; not a model's figures)"
+                                                 if r["offline"] else "") + ". "
+             f"Average {r['unit']}: {r['steps_mean']:.2f} (max {r['steps_max']}); "
+             f"stops: " + (", ".join(f"{k} {v}" for k, v in r["stops"].items()) or "-") + "; "
+             f"model failures: {r['failures']}."]
+    if usage:
+        n = max(1, summary.get("selection", {}).get("questions") or 1)
+        lines.append(f"Model calls {usage['calls']} ({usage['calls'] / n:.2f} per question; cache hits "
+                     f"{usage['cache_hits']}), prompt tokens {usage['prompt_tokens'] / n:.0f} and completion tokens "
+                     f"{usage['completion_tokens'] / n:.0f} per question, {usage['seconds'] / n:.1f} s per question "
+                     "in model calls.")
+    if held := r.get("held_out"):
+        lines.append(f"Left out of every figure (the few-shot demonstrations, whichever strategy runs): "
+                     + "; ".join(f"\"{q[:90]}...\"" for q in held) + ".")
+    return [*lines, ""]
 
 
 def _row(n: int, scores: Mapping[str, float]) -> list[str]:

@@ -36,7 +36,8 @@ from mhgraph.eval.report import question_rows, run_label, summarise, write_repor
 from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.graph.schema import corpus_embed_header
 from mhgraph.llm import LLM, load_llm
-from mhgraph.retrieval import build_retriever, needs_llm, question_embedder
+from mhgraph.reasoning import demonstrations
+from mhgraph.retrieval import DEMONSTRATED, build_retriever, needs_llm, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
 
 BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
@@ -199,13 +200,31 @@ def filter_report(driver: neo4j.Driver, database: str | None, corpus: str, quest
     return report
 
 
+def reasoning_report(results: Iterable[RetrievalResult], params: dict[str, Any], llm: LLM | None,
+                     held_out: Iterable[str]) -> dict[str, Any]:
+    """ircot's and decompose's reasoning over a run: the strategy, steps after the first search
+    (ircot) or sub-questions asked (decompose), why chains stopped, failures, the model's usage."""
+    results = list(results)
+    steps = [len(r.hops) - 1 if "stop" in r.details else len(r.hops) for r in results]
+    stops: dict[str, int] = {}
+    for r in results:
+        if "stop" in r.details:
+            stops[r.details["stop"]] = stops.get(r.details["stop"], 0) + 1
+    return {"strategy": params.get("reasoner") or params.get("decomposer"), "offline": llm is None,
+            "unit": "sub-questions asked" if "decomposer" in params else "steps after the first search",
+            "steps_mean": float(np.mean(steps)) if steps else 0.0, "steps_max": max(steps, default=0),
+            "stops": dict(sorted(stops.items())), "failures": sum("failure" in r.details for r in results),
+            "llm_usage": llm.usage.as_dict() if llm is not None else None, "held_out": sorted(held_out)}
+
+
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
              embedder: TextEmbedder | None = None) -> EvalRun:
     database = settings.neo4j_database
     if options.scoring not in official.SCORINGS:
         raise MhgraphError(f"unknown scoring '{options.scoring}'; choose from {', '.join(official.SCORINGS)}")
+    held_out = demonstrations.held_out() if options.method in DEMONSTRATED else frozenset()
     questions = load_questions(options.questions_path, types=options.types, limit=options.limit,
-                               per_type=options.per_type)
+                               per_type=options.per_type, exclude=held_out)
     if not questions:
         raise MhgraphError(f"{options.questions_path}: no questions selected")
     corpus = resolve_corpus(driver, database, settings.corpus)
@@ -249,6 +268,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         summary["filters"] = filter_report(driver, database, corpus, questions, results, retriever.params)
         if needs_llm(options.method, settings) and llm is not None:   # which model read the filters, at what cost
             summary["filters"].update(llm=llm.label, llm_usage=llm.usage.as_dict())
+    if options.method in DEMONSTRATED:
+        summary["reasoning"] = reasoning_report(results.values(), retriever.params, llm, held_out)
     answers = answer_scores = None
     if options.answer:
         answers, answer_scores, summary["answers"] = _answer_all(llm, questions, results, options)

@@ -8,6 +8,9 @@
 (:EvalRun)-[:ASKED {answer, abstained, correct_official, correct_exact, failed, reader}]->(:Question)
                                                                with eval --answer
 (:Question)-[:CITED {run, number}]->(:Chunk)                   the excerpts an answer cites
+(:Question)-[:STEP {run, hop}]->(:Step {run, question, hop, query, thought})
+  -[:FETCHED {rank, score, gold}]->(:Chunk)                    ircot's and decompose's steps, in order
+(:Step)-[:NEXT_STEP]->(:Step), (:Chunk)-[:PROMPTED {run}]->(:Step)  the chunk whose text led to a thought
 (:EvalRun)-[:ASKED {filter, filter_sources, filter_days, filter_from, filter_to, filter_extractor,
                     fallback}]->(:Question)                    metarag's filter per question
 The saved Browser queries in mhgraph/cypher/browser/ read this.
@@ -58,6 +61,20 @@ def filter_row(question_id: str, result: RetrievalResult) -> dict[str, Any]:
             "fallback": result.details["fallback"]}
 
 
+def step_rows_of(question_id: str, result: RetrievalResult, gold: set[str]) -> list[dict[str, Any]]:
+    """write_steps rows of one question: its steps (result.details["steps"], one per hop), each with
+    the chunks its hop added."""
+    hops = {h.index: h for h in result.hops}
+    rows = []
+    for step in result.details.get("steps", ()):
+        hop = hops.get(step["hop"])
+        fetched = [{"chunk": c.chunk_id, "rank": c.rank, "score": c.score, "gold": c.chunk_id in gold}
+                   for c in (hop.chunks if hop else ())]
+        rows.append({"question": question_id, "hop": step["hop"], "query": step["query"], "thought": step["thought"],
+                     "parent": step["parent"], "previous_hop": step["hop"] - 1, "fetched": fetched})
+    return rows
+
+
 def write_run(
     driver: neo4j.Driver,
     database: str | None,
@@ -103,6 +120,9 @@ def write_run(
         driver.execute_query(cypher.load("eval/write_retrieved"), run=run_id, rows=list(rows), database_=database)
     for rows in _batches(led_to):
         driver.execute_query(cypher.load("eval/write_led_to"), run=run_id, rows=list(rows), database_=database)
+    step_rows = [row for q in questions for row in step_rows_of(q.id, results[q.id], set(gold.get(q.id, ())))]
+    for rows in _batches(step_rows, 500):   # in hop order within a batch: NEXT_STEP finds the step before
+        driver.execute_query(cypher.load("eval/write_steps"), run=run_id, rows=list(rows), database_=database)
     filter_rows = [filter_row(q.id, results[q.id]) for q in questions if "extraction" in results[q.id].details]
     for rows in _batches(filter_rows, 500):
         driver.execute_query(cypher.load("eval/write_filters"), run=run_id, filters=list(rows),

@@ -88,21 +88,29 @@ class SourceCatalog:
     def find(self, text: str, *, capitalised: bool = True) -> list[str]:
         """The sources `text` names, in the order it first names them. capitalised=False also
         takes names written in lower case (a model's or a file's list of outlets, not prose)."""
+        found: dict[str, None] = {}
+        for _, _, names in self.spans(text, capitalised=capitalised):
+            for name in names:
+                found.setdefault(name, None)
+        return list(found)
+
+    def spans(self, text: str, *, capitalised: bool = True) -> list[tuple[int, int, list[str]]]:
+        """Where `text` names sources: (start, end, the source names) in text order, the longest
+        variant at each place."""
         hits: list[tuple[int, int, set[str]]] = []
         if self._loose is not None:
             hits += [(m.start(), m.end(), self._by_variant[normalize(m.group())]) for m in self._loose.finditer(text)
                      if not capitalised or any(c.isupper() for c in m.group())]
         if self._exact is not None:
             hits += [(m.start(), m.end(), self._by_acronym[m.group()]) for m in self._exact.finditer(text)]
-        found: dict[str, None] = {}
+        out: list[tuple[int, int, list[str]]] = []
         taken_to = -1
         for start, end, names in sorted(hits, key=lambda h: (h[0], h[0] - h[1])):   # longest first at a place
             if start < taken_to:   # inside a longer name already matched ("FOX" in "FOX News - Health")
                 continue
             taken_to = end
-            for name in sorted(names):
-                found.setdefault(name, None)
-        return list(found)
+            out.append((start, end, sorted(names)))
+        return out
 
     def resolve(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
         """Names someone wrote (a model's filter, a reference file) -> (source names of the graph,

@@ -10,7 +10,10 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.retrieval.base import Retriever
 
-METHODS = ("vector", "bm25", "hybrid", "metarag", "treehop")
+METHODS = ("vector", "bm25", "hybrid", "metarag", "treehop", "ircot", "decompose")
+# methods whose model steps are shown few-shot demonstrations drawn from the benchmark's questions:
+# those questions are left out of every figure they report (mhgraph/reasoning/demonstrations.py)
+DEMONSTRATED = ("ircot", "decompose")
 
 
 def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> TextEmbedder:
@@ -29,7 +32,10 @@ def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> 
 
 def needs_llm(method: str, settings: Settings) -> bool:
     """Whether `method` calls a language model itself: the llm filter extractor of metarag, and of
-    treehop with its filter at every hop."""
+    treehop with its filter at every hop; ircot's reasoner and decompose's decomposer (with the none
+    backend, their offline strategies)."""
+    if method in DEMONSTRATED:
+        return True
     filtered = method == "metarag" or (method == "treehop" and settings.treehop_filter)
     return filtered and settings.filter_extractor == "llm"
 
@@ -48,7 +54,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
     database = settings.neo4j_database
     corpus = resolve_corpus(driver, database, corpus or settings.corpus)
-    if method in ("vector", "hybrid", "metarag", "treehop"):
+    if method in ("vector", "hybrid", "metarag", "treehop", "decompose"):
         require_index(driver, database, VECTOR_INDEX)
         if embedder is None:
             embedder = question_embedder(driver, settings, corpus)
@@ -56,7 +62,7 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
             from mhgraph.graph.schema import corpus_embedding_model
 
             corpus_embedding_model(driver, database, corpus, embedder.model_name)
-    if method in ("bm25", "hybrid") or (method == "metarag" and settings.metarag_search == "hybrid"):
+    if method in ("bm25", "hybrid", "ircot") or (method == "metarag" and settings.metarag_search == "hybrid"):
         require_index(driver, database, FULLTEXT_INDEX)
     if method == "vector":
         from mhgraph.retrieval.vector import VectorRetriever
@@ -99,6 +105,8 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
                                 candidates=settings.metarag_candidates, reranker=reranker,
                                 search=settings.metarag_search, alpha=settings.hybrid_alpha,
                                 rerank_weight=settings.rerank_weight)
+    if method in DEMONSTRATED:
+        return _reasoning_retriever(method, driver, settings, embedder, corpus, llm)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 
@@ -108,3 +116,30 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
     return HybridRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
                            search_ratio=settings.vector_search_ratio, ranker=settings.hybrid_ranker,
                            alpha=settings.hybrid_alpha)
+
+
+def _reasoning_retriever(method: str, driver: neo4j.Driver, settings: Settings, embedder: TextEmbedder | None,
+                         corpus: str, llm) -> Retriever:
+    """ircot or decompose, with the model's step when `llm` is given, else the offline strategy."""
+    from mhgraph.filters.sources import SourceCatalog
+    from mhgraph.reasoning import demonstrations
+
+    database = settings.neo4j_database
+    catalog = SourceCatalog.from_graph(driver, database, corpus)
+    shots = demonstrations.load(demonstrations.benchmark_questions()) if llm is not None else []
+    if method == "ircot":
+        from mhgraph.reasoning.reasoner import LLMReasoner, OfflineReasoner
+        from mhgraph.retrieval.ircot import IRCoTRetriever
+
+        reasoner = (LLMReasoner(llm, shots, paragraph_words=settings.ircot_paragraph_words) if llm is not None
+                    else OfflineReasoner(catalog))
+        return IRCoTRetriever(driver, reasoner, database, corpus=corpus, max_steps=settings.ircot_max_steps,
+                              max_paragraphs=settings.ircot_max_paragraphs)
+    from mhgraph.reasoning.decomposer import LLMDecomposer, OfflineDecomposer
+    from mhgraph.retrieval.decompose import DecomposeRetriever
+    from mhgraph.retrieval.vector import VectorRetriever
+
+    vector = VectorRetriever(driver, embedder, detect(driver, database), database, corpus=corpus,
+                             search_ratio=settings.vector_search_ratio)
+    decomposer = LLMDecomposer(llm, shots) if llm is not None else OfflineDecomposer(catalog)
+    return DecomposeRetriever(vector, decomposer, sub_questions=settings.decompose_sub_questions)

@@ -1,8 +1,11 @@
-// Delete a run's traces: its RETRIEVED, LED_TO and CITED relationships, the EvalRun, and Questions that
-// no other run asked.
+// Delete a run's traces: its RETRIEVED, LED_TO and CITED relationships, its Steps, the EvalRun, and
+// Questions that no other run asked.
 MATCH (r:EvalRun {id: $run})
 CALL (r) {
   MATCH ()-[t:RETRIEVED|LED_TO|CITED]->() WHERE t.run = $run DELETE t
+}
+CALL (r) {
+  MATCH (s:Step {run: $run}) DETACH DELETE s
 }
 CALL (r) {
   MATCH (r)-[:ASKED]->(q:Question)

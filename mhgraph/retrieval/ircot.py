@@ -1,0 +1,104 @@
+"""`ircot`: interleaving retrieval with chain-of-thought (IR-CoT, Trivedi et al., 2023) over the
+Chunk fulltext index (BM25).
+
+Step 0 (hop 1): BM25 top-k for the question, one Cypher query. Then up to `max_steps` steps: the
+reasoner (mhgraph.reasoning.reasoner: a language model, or the labelled offline strategy) gives the
+next thought from the question, the paragraphs held so far and the thoughts so far; its sentence
+(model output escaped for Lucene) is the next BM25 query, top-k, and what it fetches that is not
+held yet is added, up to `max_paragraphs` held in all. The chain stops when the thought says
+"answer is" (offline: when every clause is supported), at the step limit, when the paragraphs are
+at their cap, or when the model fails (what was retrieved stays, the failure is recorded).
+
+Every step is one hop of the result: its query is the thought's sentence, its chunks what the
+step added, each linked to the chunk whose text led to the thought (parent_id), so the eval traces
+hold the chain: (:Step)s in order, the chunks each fetched, and (:Chunk)-[:LED_TO]->(:Chunk).
+The final ranking fuses the steps' rankings (mhgraph.retrieval.merge).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.graph.schema import FULLTEXT_INDEX
+from mhgraph.llm import LLMError
+from mhgraph.reasoning.reasoner import Reasoner, Thought
+from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.retrieval.bm25 import lucene_query
+from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
+from mhgraph.retrieval.records import to_chunks
+
+
+class IRCoTRetriever(Retriever):
+    name = "ircot"
+
+    def __init__(self, driver: neo4j.Driver, reasoner: Reasoner, database: str | None = None, *, corpus: str,
+                 max_steps: int = 8, max_paragraphs: int = 15) -> None:
+        self.driver = driver
+        self.reasoner = reasoner
+        self.database = database
+        self.corpus = corpus
+        self.max_steps = max_steps
+        self.max_paragraphs = max_paragraphs
+        self.query = cypher.load("retrieval/bm25")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"corpus": self.corpus, "max_steps": self.max_steps, "max_paragraphs": self.max_paragraphs,
+                "reasoner": self.reasoner.label}
+
+    def bm25(self, text: str, top_k: int) -> list[RetrievedChunk]:
+        query = lucene_query(text)
+        if not query:
+            return []
+        records, _, _ = self.driver.execute_query(
+            self.query, index=FULLTEXT_INDEX, query=query, corpus=self.corpus, top_k=top_k,
+            database_=self.database, routing_=neo4j.RoutingControl.READ)
+        return to_chunks(records)
+
+    def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        phases = {"search": 0.0, "reason": 0.0}
+        found = self.bm25(question, top_k)
+        held = new_chunks(found, set(), self.max_paragraphs)
+        hops = [Hop(index=1, chunks=held, query=question, seconds=time.perf_counter() - started)]
+        phases["search"] += hops[0].seconds
+        rankings = [[c.chunk_id for c in found]]
+        thoughts: list[Thought] = []
+        stop, failure = "step limit", None
+        for _ in range(self.max_steps):
+            if len(held) >= self.max_paragraphs:
+                stop = "paragraph cap"
+                break
+            t = time.perf_counter()
+            try:
+                thought = self.reasoner.next(question, held, thoughts)
+            except LLMError as exc:   # the chain ends; what it retrieved stays
+                phases["reason"] += time.perf_counter() - t
+                stop, failure = "model failed", str(exc)
+                break
+            phases["reason"] += time.perf_counter() - t
+            thoughts.append(thought)
+            if thought.stop:
+                stop = thought.stop
+                break
+            t = time.perf_counter()
+            found = self.bm25(thought.query, top_k)
+            added = new_chunks(found, {c.chunk_id for c in held}, self.max_paragraphs - len(held), thought.parent)
+            held += added
+            rankings.append([c.chunk_id for c in found])
+            hops.append(Hop(index=len(hops) + 1, chunks=added, query=thought.query,
+                            seconds=time.perf_counter() - t))
+            phases["search"] += hops[-1].seconds
+        rescore(hops, fused_scores(rankings))
+        steps = [{"hop": 1, "thought": None, "query": question, "parent": None}]
+        steps += [{"hop": i + 2, "thought": th.text, "query": th.query, "parent": th.parent}
+                  for i, th in enumerate(t for t in thoughts if not t.stop)]
+        details: dict[str, Any] = {
+            "steps": steps, "stop": stop, "reasoning": [t.text for t in thoughts if t.text],
+            **({"failure": failure} if failure else {})}
+        return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
+                               seconds=time.perf_counter() - started, phases=phases, details=details)

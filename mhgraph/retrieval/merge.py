@@ -1,0 +1,39 @@
+"""Merging the evidence of several searches into one ranking (IR-CoT's steps, decomposition's
+sub-questions): reciprocal rank fusion. Scores of different queries (BM25 above all) are not on
+one scale; ranks are. A chunk fetched by several searches sums their 1/(RRF_K + rank), so what
+several steps point at comes first, and each search's best chunks come before anyone's tail."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+from mhgraph.retrieval.base import Hop, RetrievedChunk
+
+RRF_K = 60
+
+
+def fused_scores(rankings: Iterable[Sequence[str]]) -> dict[str, float]:
+    """chunk id -> sum over the rankings holding it of 1 / (RRF_K + rank), rank from 1."""
+    scores: dict[str, float] = {}
+    for ids in rankings:
+        for rank, chunk_id in enumerate(ids, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    return scores
+
+
+def rescore(hops: Sequence[Hop], scores: dict[str, float]) -> None:
+    """Give every chunk of `hops` its fused score (its rank within its hop stays)."""
+    for hop in hops:
+        hop.chunks = [replace(c, score=scores.get(c.chunk_id, 0.0)) for c in hop.chunks]
+
+
+def new_chunks(found: Sequence[RetrievedChunk], held: set[str], room: int | None,
+               parent: str | None = None) -> list[RetrievedChunk]:
+    """Of a search's hits, those not held yet (at most `room`), ranked 1.. within the hop."""
+    out = []
+    for c in found:
+        if c.chunk_id in held or (room is not None and len(out) >= room):
+            continue
+        out.append(replace(c, rank=len(out) + 1, parent_id=parent))
+    return out

@@ -1,5 +1,5 @@
 # Sourced by the metarag bench scripts (metarag.sh, metarag_llm.sh, metarag_reranker.sh,
-# embed_header.sh): run ID ARGS... evaluates one run of
+# embed_header.sh) and reasoning.sh: run ID ARGS... evaluates one run of
 # $QUESTIONS on corpus $EVAL_CORPUS into $RUNS/ID (skipped with RESUME=1 when its report exists),
 # copies its summary to $SUMMARIES/ID.json and appends the run's folder to the array ids.
 run() {

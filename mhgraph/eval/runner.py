@@ -34,7 +34,7 @@ from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.corpora import resolve_corpus
-from mhgraph.graph.schema import corpus_embed_header
+from mhgraph.graph.schema import corpus_chunking, corpus_embed_header
 from mhgraph.llm import LLM, load_llm
 from mhgraph.reasoning import demonstrations
 from mhgraph.retrieval import DEMONSTRATED, build_retriever, needs_llm, question_embedder
@@ -274,6 +274,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     if options.answer:
         answers, answer_scores, summary["answers"] = _answer_all(llm, questions, results, options)
     finished_at = datetime.now(timezone.utc)
+    chunk_size, chunk_overlap = corpus_chunking(driver, database, corpus)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
         "wall_seconds": wall, "workers": options.workers, "questions_file": str(options.questions_path),
@@ -281,8 +282,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                       "questions": len(questions)},
         "corpus": corpus,
         "embedding_model": embedder.model_name, "embed_header": corpus_embed_header(driver, database, corpus),
-        "chunk_size": settings.chunk_size,
-        "chunk_overlap": settings.chunk_overlap, "gold_coverage": {
+        "chunk_size": chunk_size or settings.chunk_size,
+        "chunk_overlap": settings.chunk_overlap if chunk_overlap is None else chunk_overlap, "gold_coverage": {
             "facts": coverage.facts, "matched": coverage.matched, "share": coverage.share,
             "unmatched": [asdict(u) for u in coverage.unmatched], "lines": coverage.lines()},
     })

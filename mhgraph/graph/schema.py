@@ -42,6 +42,12 @@ def corpus_embedding_model(driver: Driver, database: str | None, corpus: str, mo
     return model or (models[0] if models else None)
 
 
+def corpus_chunking(driver: Driver, database: str | None, corpus: str) -> tuple[int | None, int | None]:
+    """(chunk size, overlap) in tokens the corpus was last ingested with; (None, None) if not recorded."""
+    records, _, _ = driver.execute_query(cypher.load("schema/corpus_chunking"), corpus=corpus, database_=database)
+    return (records[0]["chunk_size"], records[0]["chunk_overlap"]) if records else (None, None)
+
+
 def corpus_embed_header(driver: Driver, database: str | None, corpus: str) -> str:
     """The metadata header embedded with the corpus's chunks ("none", or several joined by ", " if mixed)."""
     records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database)

@@ -38,7 +38,8 @@ class GraphWriter:
     def open_corpus(self, file: str) -> None:
         """Create the Corpus node (or record one more file ingested into it)."""
         self.driver.execute_query(cypher.load("ingest/merge_corpus"), name=self.corpus, file=file,
-                                  database_=self.database)
+                                  chunk_size=self.chunking["chunk_size"],
+                                  chunk_overlap=self.chunking["chunk_overlap"], database_=self.database)
 
     def fingerprints(self, ids: Iterable[str]) -> dict[str, str | None]:
         records, _, _ = self.driver.execute_query(

@@ -9,10 +9,13 @@ the next thought, whose sentence becomes the next BM25 query.
   clauses (mhgraph.reasoning.clauses) and measures how well the paragraphs so far support each:
   the share of the clause's content words a paragraph holds (halved when the clause names outlets
   and the paragraph is from none of them), best paragraph. The least supported clause not yet
-  pursued is the next focus, unless every clause is supported at `support` or better: then the
-  chain ends. Its thought is the retrieved sentence that best links the question to that clause
-  (most of its content words), and the next query is the clause with that sentence: what the
-  question asks joined to what the evidence so far says about it, as a model's next thought would.
+  pursued is the next focus, unless every clause is supported at `support` (0.6) or better: then
+  the chain ends. Its thought is the retrieved sentence that best links the question to that
+  clause (most of its content words; its chunk is the one that led to the step), and the next
+  query is the clause itself. Measured on every fifth question of the development split with K = 5:
+  the clause alone found more of the evidence than the clause with that sentence (recall 0.538
+  against 0.517, Hits@10 0.806 for both); support 0.4 / 0.6 / 0.8 gave recall 0.490 / 0.538 /
+  0.550 for 0.97 / 1.69 / 2.18 steps.
 """
 
 from __future__ import annotations
@@ -140,5 +143,4 @@ class OfflineReasoner:
                 if shared > best[0] and s not in said:
                     best = (shared, s, p.chunk_id)
         _, sentence, parent = best
-        query = f"{clause.query()} {sentence}".strip()
-        return Thought(sentence or clause.query(), query, parent, focus=clause.text)
+        return Thought(sentence or clause.query(), clause.query(), parent, focus=clause.text)

@@ -12,7 +12,8 @@ at their cap, or when the model fails (what was retrieved stays, the failure is 
 Every step is one hop of the result: its query is the thought's sentence, its chunks what the
 step added, each linked to the chunk whose text led to the thought (parent_id), so the eval traces
 hold the chain: (:Step)s in order, the chunks each fetched, and (:Chunk)-[:LED_TO]->(:Chunk).
-The final ranking fuses the steps' rankings (mhgraph.retrieval.merge).
+The final ranking is the first search's, then what later steps added, by their fused ranks
+(mhgraph.retrieval.merge).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class IRCoTRetriever(Retriever):
             hops.append(Hop(index=len(hops) + 1, chunks=added, query=thought.query,
                             seconds=time.perf_counter() - t))
             phases["search"] += hops[-1].seconds
-        rescore(hops, fused_scores(rankings))
+        rescore(hops, fused_scores(rankings, lead=True))
         steps = [{"hop": 1, "thought": None, "query": question, "parent": None}]
         steps += [{"hop": i + 2, "thought": th.text, "query": th.query, "parent": th.parent}
                   for i, th in enumerate(t for t in thoughts if not t.stop)]

@@ -1,24 +1,31 @@
 """Merging the evidence of several searches into one ranking (IR-CoT's steps, decomposition's
 sub-questions): reciprocal rank fusion. Scores of different queries (BM25 above all) are not on
 one scale; ranks are. A chunk fetched by several searches sums their 1/(RRF_K + rank), so what
-several steps point at comes first, and each search's best chunks come before anyone's tail."""
+several steps point at comes first, and each search's best chunks come before anyone's tail.
+IR-CoT keeps its first search (the question itself) in the lead: measured on a fifth of the
+development split, interleaving the steps' hits into it cost Hits@4 at K = 10 (0.693 -> 0.637)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from mhgraph.retrieval.base import Hop, RetrievedChunk
 
 RRF_K = 60
 
 
-def fused_scores(rankings: Iterable[Sequence[str]]) -> dict[str, float]:
-    """chunk id -> sum over the rankings holding it of 1 / (RRF_K + rank), rank from 1."""
+def fused_scores(rankings: Sequence[Sequence[str]], *, lead: bool = False) -> dict[str, float]:
+    """chunk id -> sum over the rankings holding it of 1 / (RRF_K + rank), rank from 1. With
+    `lead`, the chunks of the first ranking (the question's own search) keep its order ahead of
+    every other: the later searches add evidence below it and reorder nothing above."""
     scores: dict[str, float] = {}
     for ids in rankings:
         for rank, chunk_id in enumerate(ids, start=1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    if lead and rankings:
+        for rank, chunk_id in enumerate(rankings[0], start=1):
+            scores[chunk_id] = 1.0 + 1.0 / rank
     return scores
 
 

@@ -96,15 +96,17 @@ def _ircot(driver, settings, reasoner, **kw) -> IRCoTRetriever:
 
 
 def test_chain_stops_at_answer_and_each_step_is_a_hop(sample_graph, settings) -> None:
-    reasoner = ScriptedReasoner([Thought("Circuit Weekly reported a battery recall.", "battery recall"),
+    reasoner = ScriptedReasoner([Thought("Circuit Weekly reported a battery recall.", "jury verdict patent"),
                                  Thought("So the answer is: Veltrix Robotics.", "", stop="answer")])
     result = _ircot(sample_graph, settings, reasoner).search(RECALL_QUESTION, top_k=2)
-    assert [h.query for h in result.hops] == [RECALL_QUESTION, "battery recall"]
+    assert [h.query for h in result.hops] == [RECALL_QUESTION, "jury verdict patent"]
     assert result.details["stop"] == "answer" and len(result.details["steps"]) == 2
     assert result.details["reasoning"] == ["Circuit Weekly reported a battery recall.", "So the answer is: Veltrix Robotics."]
     first = {c.chunk_id for c in result.hops[0].chunks}
-    assert not first & {c.chunk_id for c in result.hops[1].chunks}   # a step adds only what is new
-    assert reasoner.seen == [2, 2 + len(result.hops[1].chunks)]
+    added = {c.chunk_id for c in result.hops[1].chunks}
+    assert len(first) == 2 and added and not first & added   # a step adds only what is new
+    assert reasoner.seen == [2, 2 + len(added)]
+    assert result.accumulated_ids(1) == [c.chunk_id for c in result.hops[0].chunks]
 
 
 def test_paragraph_cap_and_step_limit(sample_graph, settings) -> None:
@@ -229,3 +231,22 @@ def test_query_prints_the_chain_offline(sample_graph, settings, tmp_path) -> Non
     assert result.returncode == 0, result.stderr
     assert "decomposer: offline decomposer (no language model)" in result.stdout
     assert result.stdout.count("\nhop ") == 2
+
+
+def test_eval_records_the_searched_corpus_chunking(sample_graph, settings, embedder, tmp_path) -> None:
+    """IR-CoT is compared at the study's 1,000/200-token chunks: a report names the chunking of the
+    corpus it searched, not the current settings'."""
+    import dataclasses
+
+    wide = dataclasses.replace(settings, chunk_size=600, chunk_overlap=100, corpus="sample-600")
+    ingest_corpus(SAMPLE / "corpus.json", wide, sample_graph, embedder=embedder, progress=False)
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    try:
+        result = run_cli(settings, "eval", "-m", "ircot", "-k", "2", "--corpus", "sample-600", "--sample", "--limit",
+                         "2", "--no-trace", "--no-progress", "--runs-dir", str(tmp_path / "runs"), env=env)
+    finally:   # the module's other tests search the graph's only corpus
+        assert run_cli(settings, "corpora", "delete", "sample-600", env=env).returncode == 0
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((_run_dir(result.stdout) / "report.json").read_text())
+    assert (summary["corpus"], summary["chunk_size"], summary["chunk_overlap"]) == ("sample-600", 600, 100)
+    assert "chunks 600/100 tokens" in result.stdout

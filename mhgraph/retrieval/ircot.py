@@ -65,7 +65,7 @@ class IRCoTRetriever(Retriever):
         phases = {"search": 0.0, "reason": 0.0}
         found = self.bm25(question, top_k)
         held = new_chunks(found, set(), self.max_paragraphs)
-        hops = [Hop(index=1, chunks=held, query=question, seconds=time.perf_counter() - started)]
+        hops = [Hop(index=1, chunks=list(held), query=question, seconds=time.perf_counter() - started)]
         phases["search"] += hops[0].seconds
         rankings = [[c.chunk_id for c in found]]
         thoughts: list[Thought] = []

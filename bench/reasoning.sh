@@ -2,11 +2,16 @@
 # IR-CoT (`ircot`) and query decomposition (`decompose`) on MultiHop-RAG, beside the one-hop
 # baselines at the same K: the offline strategies (labelled, no model) on the whole split, at
 # 256/32-token chunks and, for IR-CoT, at the comparative study's 1,000/200-token chunks (corpus
-# NAME-1000, ingested here when missing); then the language model on a stratified slice (the first
-# PER_TYPE questions of each type, default 5: the local model takes about a minute per reasoning
-# step on this CPU) beside the offline strategy on the same slice. The model: MHGRAPH_LLM_BACKEND
+# NAME-1000, ingested here when missing); then the language model on stratified slices (the first
+# N questions of each type: PER_TYPE, default 5, for IR-CoT at K = 5, shown 80 words of each
+# paragraph (IRCOT_LLM_ARGS), as the local model takes about half a minute per reasoning step on
+# this CPU; DECOMPOSE_PER_TYPE, default 10, for decomposition at N = 3, one call per question)
+# beside the offline strategy and BM25 / vector on the same slice; the model is called for every
+# question (--no-cache), so its time counts. The model: MHGRAPH_LLM_BACKEND
 # (default local: Qwen2.5-Coder-1.5B-Instruct from the local-llm extra; or openai with
 # OPENAI_BASE_URL / OPENAI_API_KEY and LLM_ARGS="--llm-model NAME"); LLM=0 skips those runs.
+# `-original` runs search every step over the whole corpus, as the published method did; the
+# others restrict a step whose thought names outlets to their chunks (--step-sources, the default).
 # The three demonstration questions (mhgraph/reasoning/demonstrations.json) are left out of the
 # ircot and decompose runs. Recorded as bench/results/reasoning-NAME.md (+ summaries in
 # bench/results/reasoning-NAME/).
@@ -16,6 +21,8 @@ cd "$(dirname "$0")/.."
 QUESTIONS=${1:-../shared/data/multihop-rag/MultiHopRAG.json}
 NAME=${2:-multihop-rag}
 PER_TYPE=${PER_TYPE:-5}
+DECOMPOSE_PER_TYPE=${DECOMPOSE_PER_TYPE:-10}
+IRCOT_LLM_ARGS=${IRCOT_LLM_ARGS:---paragraph-words 80}
 BACKEND=${MHGRAPH_LLM_BACKEND:-local}
 [ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
 CORPUS_FILE=$(dirname "$QUESTIONS")/corpus.json
@@ -33,23 +40,28 @@ for k in 5 10; do
   run "bm25-k$k" --method bm25 -k "$k"
   run "vector-k$k" --method vector -k "$k"
   run "ircot-offline-k$k" --method ircot -k "$k" "${offline[@]}"
+  run "ircot-offline-original-k$k" --method ircot -k "$k" --no-step-sources "${offline[@]}"
 done
 for n in 3 4 5; do run "decompose-offline-n$n-k5" --method decompose --sub-questions "$n" -k 5 "${offline[@]}"; done
 EVAL_CORPUS=$NAME-1000
 for k in 5 10; do
   run "c1000-bm25-k$k" --method bm25 -k "$k"
   run "c1000-ircot-offline-k$k" --method ircot -k "$k" "${offline[@]}"
+  run "c1000-ircot-offline-original-k$k" --method ircot -k "$k" --no-step-sources "${offline[@]}"
 done
 if [ "${LLM:-1}" = 1 ]; then
-  slice=(--per-type "$PER_TYPE")
   EVAL_CORPUS=$NAME
+  slice=(--per-type "$DECOMPOSE_PER_TYPE")
   # shellcheck disable=SC2086
-  run "slice$PER_TYPE-decompose-llm-n3-k5" --method decompose --sub-questions 3 -k 5 --llm-backend "$BACKEND" \
-    ${LLM_ARGS:-} "${slice[@]}"
-  run "slice$PER_TYPE-decompose-offline-n3-k5" --method decompose --sub-questions 3 -k 5 "${offline[@]}" "${slice[@]}"
+  run "slice$DECOMPOSE_PER_TYPE-decompose-llm-n3-k5" --method decompose --sub-questions 3 -k 5 \
+    --llm-backend "$BACKEND" --no-cache ${LLM_ARGS:-} "${slice[@]}"
+  run "slice$DECOMPOSE_PER_TYPE-decompose-offline-n3-k5" --method decompose --sub-questions 3 -k 5 "${offline[@]}" \
+    "${slice[@]}"
+  run "slice$DECOMPOSE_PER_TYPE-vector-k15" --method vector -k 15 "${slice[@]}"
+  slice=(--per-type "$PER_TYPE")
   # shellcheck disable=SC2086
-  run "slice$PER_TYPE-ircot-llm-k5" --method ircot -k 5 --llm-backend "$BACKEND" ${LLM_ARGS:-} \
-    ${IRCOT_LLM_ARGS:-} "${slice[@]}"
+  run "slice$PER_TYPE-ircot-llm-k5" --method ircot -k 5 --llm-backend "$BACKEND" --no-cache ${LLM_ARGS:-} ${IRCOT_LLM_ARGS} \
+    "${slice[@]}"
   run "slice$PER_TYPE-ircot-offline-k5" --method ircot -k 5 "${offline[@]}" "${slice[@]}"
   run "slice$PER_TYPE-bm25-k5" --method bm25 -k 5 "${slice[@]}"
 fi

@@ -63,6 +63,7 @@ ENV_VARS: dict[str, str] = {
     "ircot_max_steps": "MHGRAPH_IRCOT_MAX_STEPS",
     "ircot_max_paragraphs": "MHGRAPH_IRCOT_MAX_PARAGRAPHS",
     "ircot_paragraph_words": "MHGRAPH_IRCOT_PARAGRAPH_WORDS",
+    "ircot_step_sources": "MHGRAPH_IRCOT_STEP_SOURCES",
     "decompose_sub_questions": "MHGRAPH_DECOMPOSE_SUB_QUESTIONS",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
@@ -161,6 +162,9 @@ class Settings:
     ircot_max_steps: int = 8
     ircot_max_paragraphs: int = 15
     ircot_paragraph_words: int | None = None
+    # ircot: a step whose thought names outlets searches only their chunks (an mhgraph addition;
+    # false reproduces the original method)
+    ircot_step_sources: bool = True
     decompose_sub_questions: int = 3
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")

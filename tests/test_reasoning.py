@@ -239,7 +239,8 @@ def test_eval_records_the_searched_corpus_chunking(sample_graph, settings, embed
     import dataclasses
 
     wide = dataclasses.replace(settings, chunk_size=600, chunk_overlap=100, corpus="sample-600")
-    ingest_corpus(SAMPLE / "corpus.json", wide, sample_graph, embedder=embedder, progress=False)
+    with pytest.warns(UserWarning, match="exceeds what all-MiniLM-L6-v2 embeds"):
+        ingest_corpus(SAMPLE / "corpus.json", wide, sample_graph, embedder=embedder, progress=False)
     env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
     try:
         result = run_cli(settings, "eval", "-m", "ircot", "-k", "2", "--corpus", "sample-600", "--sample", "--limit",
@@ -250,3 +251,23 @@ def test_eval_records_the_searched_corpus_chunking(sample_graph, settings, embed
     summary = json.loads((_run_dir(result.stdout) / "report.json").read_text())
     assert (summary["corpus"], summary["chunk_size"], summary["chunk_overlap"]) == ("sample-600", 600, 100)
     assert "chunks 600/100 tokens" in result.stdout
+
+
+def test_a_step_naming_outlets_searches_only_their_chunks(sample_graph, settings) -> None:
+    thought = Thought("Harbor Ledger covered the trial.", "jury verdict robots recall", sources=("Harbor Ledger",))
+    steps = [thought, Thought("So the answer is: x.", "", stop="answer")]
+    narrowed = _ircot(sample_graph, settings, ScriptedReasoner(list(steps))).search(RECALL_QUESTION, top_k=3)
+    assert narrowed.hops[1].chunks and {c.source for c in narrowed.hops[1].chunks} == {"Harbor Ledger"}
+    assert narrowed.params["step_sources"] is True
+    wide = _ircot(sample_graph, settings, ScriptedReasoner(list(steps)), step_sources=False).search(RECALL_QUESTION,
+                                                                                                  top_k=3)
+    assert {c.source for c in wide.hops[1].chunks} != {"Harbor Ledger"}   # the original searches every outlet
+    # a model's thought names its outlets through the graph's Source names
+    catalog = SourceCatalog.from_graph(sample_graph, settings.neo4j_database, "sample")
+    endpoint = ScriptedServer(default=lambda body: Step("The Harbor Ledger's report says the jury ruled. More."))
+    try:
+        reasoner = LLMReasoner(_endpoint_llm(endpoint, Path()), catalog=catalog)
+        said = reasoner.next(RECALL_QUESTION, narrowed.hops[0].chunks, [])
+    finally:
+        endpoint.close()
+    assert said.text == "The Harbor Ledger's report says the jury ruled." and said.sources == ("Harbor Ledger",)

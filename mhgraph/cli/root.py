@@ -127,7 +127,8 @@ def treehop_options(command):
 
 def reasoning_options(command):
     """The flags of ircot and decompose, shared by query, ask and eval; they become the settings
-    ircot_max_steps, ircot_max_paragraphs, ircot_paragraph_words and decompose_sub_questions. Which
+    ircot_max_steps, ircot_max_paragraphs, ircot_paragraph_words, ircot_step_sources and
+    decompose_sub_questions. Which
     model reasons is the LLM layer's (--llm-backend; none: the offline strategies)."""
     for option in reversed([
         click.option("--max-steps", "ircot_max_steps", type=click.IntRange(min=1),
@@ -136,6 +137,9 @@ def reasoning_options(command):
                      help="ircot: paragraphs held at most (default 15)."),
         click.option("--paragraph-words", "ircot_paragraph_words", type=click.IntRange(min=1),
                      help="ircot: words of each paragraph shown to the model (default: all)."),
+        click.option("--step-sources/--no-step-sources", "ircot_step_sources", default=None,
+                     help="ircot: a step whose thought names outlets searches only their chunks (default on; off: "
+                          "the original method)."),
         click.option("--sub-questions", "decompose_sub_questions", type=click.IntRange(min=1),
                      help="decompose: sub-questions N (default 3); -k chunks each."),
     ]):

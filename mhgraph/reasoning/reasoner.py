@@ -4,7 +4,8 @@ the next thought, whose sentence becomes the next BM25 query.
 - `LLMReasoner`: the original method. The model sees the demonstrations, the paragraphs so far,
   the question and its reasoning so far, and writes on; only the first new sentence is kept.
   A sentence that says "answer is" ends the chain. The chunk that led to it is the paragraph
-  sharing the most content words with it.
+  sharing the most content words with it; the outlets it names (resolved against the graph) are
+  its `sources`.
 - `OfflineReasoner`: no model, labelled as such in every report. It reads the question into
   clauses (mhgraph.reasoning.clauses) and measures how well the paragraphs so far support each:
   the share of the clause's content words a paragraph holds (halved when the clause names outlets
@@ -40,6 +41,7 @@ class Thought:
     parent: str | None = None      # the chunk whose text led to the thought
     stop: str | None = None        # why the chain ends here ("answer", "supported", ...), else None
     focus: str | None = None       # offline: the clause pursued
+    sources: tuple[str, ...] = ()  # outlets the thought names (source names of the graph)
 
 
 class Reasoner(Protocol):
@@ -75,8 +77,10 @@ SYSTEM = ("You answer questions about news articles by reasoning step by step ov
 
 class LLMReasoner:
     def __init__(self, llm: LLM, demonstrations: Sequence[Demonstration] = (), *,
-                 paragraph_words: int | None = None, max_tokens: int = 96) -> None:
+                 paragraph_words: int | None = None, max_tokens: int = 96,
+                 catalog: SourceCatalog | None = None) -> None:
         self.llm = llm
+        self.catalog = catalog
         self.demonstrations = list(demonstrations)
         self.paragraph_words = paragraph_words
         self.max_tokens = max_tokens
@@ -107,7 +111,9 @@ class LLMReasoner:
             return Thought("", "", stop="empty reply")
         if any(text == t.text for t in thoughts):   # a model repeating itself has nothing new to look for
             return Thought(text, text, closest_paragraph(text, paragraphs), stop="repeated")
-        return Thought(text, text, closest_paragraph(text, paragraphs), stop="answer" if says_answer(text) else None)
+        sources = tuple(self.catalog.find(text)) if self.catalog is not None else ()
+        return Thought(text, text, closest_paragraph(text, paragraphs), stop="answer" if says_answer(text) else None,
+                       sources=sources)
 
 
 class OfflineReasoner:
@@ -143,4 +149,4 @@ class OfflineReasoner:
                 if shared > best[0] and s not in said:
                     best = (shared, s, p.chunk_id)
         _, sentence, parent = best
-        return Thought(sentence or clause.query(), clause.query(), parent, focus=clause.text)
+        return Thought(sentence or clause.query(), clause.query(), parent, focus=clause.text, sources=clause.sources)

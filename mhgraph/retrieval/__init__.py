@@ -131,10 +131,10 @@ def _reasoning_retriever(method: str, driver: neo4j.Driver, settings: Settings, 
         from mhgraph.reasoning.reasoner import LLMReasoner, OfflineReasoner
         from mhgraph.retrieval.ircot import IRCoTRetriever
 
-        reasoner = (LLMReasoner(llm, shots, paragraph_words=settings.ircot_paragraph_words) if llm is not None
-                    else OfflineReasoner(catalog))
+        reasoner = (LLMReasoner(llm, shots, paragraph_words=settings.ircot_paragraph_words, catalog=catalog)
+                    if llm is not None else OfflineReasoner(catalog))
         return IRCoTRetriever(driver, reasoner, database, corpus=corpus, max_steps=settings.ircot_max_steps,
-                              max_paragraphs=settings.ircot_max_paragraphs)
+                              max_paragraphs=settings.ircot_max_paragraphs, step_sources=settings.ircot_step_sources)
     from mhgraph.reasoning.decomposer import LLMDecomposer, OfflineDecomposer
     from mhgraph.retrieval.decompose import DecomposeRetriever
     from mhgraph.retrieval.vector import VectorRetriever

@@ -9,6 +9,12 @@ held yet is added, up to `max_paragraphs` held in all. The chain stops when the 
 "answer is" (offline: when every clause is supported), at the step limit, when the paragraphs are
 at their cap, or when the model fails (what was retrieved stays, the failure is recorded).
 
+Metadata-aware steps (`step_sources`, on by default; an mhgraph addition, off reproduces the
+original): a thought that names outlets (offline: its clause's; a model's: the Source names its
+sentence contains, resolved against the graph) searches only their chunks. Step 0 is never
+filtered. Measured on every fifth question of the development split at K = 5 (offline reasoner):
+recall 0.538 -> 0.576, Hits@10 0.806 -> 0.848.
+
 Every step is one hop of the result: its query is the thought's sentence, its chunks what the
 step added, each linked to the chunk whose text led to the thought (parent_id), so the eval traces
 hold the chain: (:Step)s in order, the chunks each fetched, and (:Chunk)-[:LED_TO]->(:Chunk).
@@ -19,7 +25,7 @@ The final ranking is the first search's, then what later steps added, by their f
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import neo4j
 
@@ -37,26 +43,28 @@ class IRCoTRetriever(Retriever):
     name = "ircot"
 
     def __init__(self, driver: neo4j.Driver, reasoner: Reasoner, database: str | None = None, *, corpus: str,
-                 max_steps: int = 8, max_paragraphs: int = 15) -> None:
+                 max_steps: int = 8, max_paragraphs: int = 15, step_sources: bool = True) -> None:
         self.driver = driver
         self.reasoner = reasoner
         self.database = database
         self.corpus = corpus
         self.max_steps = max_steps
         self.max_paragraphs = max_paragraphs
-        self.query = cypher.load("retrieval/bm25")
+        self.step_sources = step_sources
 
     @property
     def params(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "max_steps": self.max_steps, "max_paragraphs": self.max_paragraphs,
-                "reasoner": self.reasoner.label}
+                "step_sources": self.step_sources, "reasoner": self.reasoner.label}
 
-    def bm25(self, text: str, top_k: int) -> list[RetrievedChunk]:
+    def bm25(self, text: str, top_k: int, sources: Sequence[str] = ()) -> list[RetrievedChunk]:
+        """BM25 top-k for free text (escaped for Lucene), from `sources` only when given."""
         query = lucene_query(text)
         if not query:
             return []
+        name, more = ("retrieval/bm25_sources", {"sources": list(sources)}) if sources else ("retrieval/bm25", {})
         records, _, _ = self.driver.execute_query(
-            self.query, index=FULLTEXT_INDEX, query=query, corpus=self.corpus, top_k=top_k,
+            cypher.load(name), index=FULLTEXT_INDEX, query=query, corpus=self.corpus, top_k=top_k, **more,
             database_=self.database, routing_=neo4j.RoutingControl.READ)
         return to_chunks(records)
 
@@ -87,7 +95,7 @@ class IRCoTRetriever(Retriever):
                 stop = thought.stop
                 break
             t = time.perf_counter()
-            found = self.bm25(thought.query, top_k)
+            found = self.bm25(thought.query, top_k, thought.sources if self.step_sources else ())
             added = new_chunks(found, {c.chunk_id for c in held}, self.max_paragraphs - len(held), thought.parent)
             held += added
             rankings.append([c.chunk_id for c in found])

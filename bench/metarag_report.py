@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from environment import describe, machine
+from markdown import f, neo4j_server, table
 
 PUBLISHED = [
     "Published, for comparison (full benchmark of 2,556 questions or subsets, not the development split; "
@@ -26,14 +26,6 @@ PUBLISHED = [
 FILTER_COLUMNS = {"source_precision": "source P", "source_recall": "source R", "date_precision": "date P",
                   "date_recall": "date R", "evidence_admitted": "evidence admitted", "has_dates": "with dates",
                   "agrees_sources": "same sources as reference", "agrees_dates": "same dates as reference"}
-
-
-def f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def trained_reranker(name: str) -> str:
@@ -70,8 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         parts = [f"the first {sel['per_type']} questions of each type" if sel.get("per_type")
                  else f"the first {sel['limit']} questions" for sel in slices.values()]
         label = f"{' / '.join(parts)} ({', '.join(str(sel['questions']) for sel in slices.values())}) of {label}"
-    status = subprocess.run(["mhgraph", "neo4j", "status"], capture_output=True, text=True).stdout
-    server = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("server:")), "-")
+    server = neo4j_server()
     rerankers = sorted({s["params"].get("reranker") for s in summaries.values() if s["params"].get("reranker")})
     corpora = {s["corpus"]: s.get("embed_header", "none") for s in summaries.values()}
     lines = [f"# {args.title} on {args.name}", "",

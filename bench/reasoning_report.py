@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from environment import describe, machine
+from markdown import f, neo4j_server, table
 
 PUBLISHED = [
     "Published, for comparison (the comparative study: 50 questions of the full benchmark, BM25 for IR-CoT, "
@@ -24,14 +24,6 @@ PUBLISHED = [
     "- Decomposition, 300/60-token chunks, top-5 per sub-question: N=3 P 0.242 R 0.663 F1 **0.336**; "
     "N=4 0.214 / 0.660 / 0.301; N=5 0.182 / 0.675 / 0.265.",
 ]
-
-
-def f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def strategy(s: dict) -> str:
@@ -60,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     count = len(json.loads(Path(args.questions).read_text()))
     split = (f"MultiHop-RAG, development split ({count:,} questions)" if Path(args.questions).name == "MultiHopRAG.json"
              else f"{count} questions")
-    status = subprocess.run(["mhgraph", "neo4j", "status"], capture_output=True, text=True).stdout
-    server = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("server:")), "-")
+    server = neo4j_server()
     corpora = {s["corpus"]: f"{s['chunk_size']}/{s['chunk_overlap']}" for s in summaries.values()}
     models = sorted({strategy(s) for s in summaries.values() if s.get("reasoning") and not s["reasoning"]["offline"]})
     held = next((s["reasoning"]["held_out"] for s in summaries.values() if s.get("reasoning")), [])

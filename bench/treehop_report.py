@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from environment import describe, machine
+from markdown import neo4j_server, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mhgraph.eval.gold import normalise  # noqa: E402
@@ -29,10 +29,6 @@ PUBLISHED_RECALL = {("direct", 5): 48.6, ("direct", 10): 67.8, (5, 2): (57.9, 7.
                     (10, 2): (72.8, 13.1)}
 PUBLISHED_F1 = {1: (0.3115, 0.4860, 0.3797), 5: (0.0793, 0.6184, 0.1405)}
 TYPES = ["inference_query", "comparison_query", "temporal_query"]
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def title_recall(results: list[dict], titles: dict[str, set[str]]) -> list[float]:
@@ -88,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     first = next(iter(runs.values()))[0]
     label = (f"MultiHop-RAG, development split ({len(questions):,} questions)"
              if Path(args.questions).name == "MultiHopRAG.json" else f"{len(questions)} questions")
-    status = subprocess.run(["mhgraph", "neo4j", "status"], capture_output=True, text=True).stdout
-    server = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("server:")), "-")
+    server = neo4j_server()
     folds = training["folds"]
     lines = [f"# TreeHop on {args.name}", "",
              f"- questions: {label} ({args.questions}); corpus '{first['corpus']}'",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, timezone
-from pathlib import Path
 
 import pytest
 

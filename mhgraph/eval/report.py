@@ -306,7 +306,7 @@ def _reasoning_section(summary: Summary) -> list[str]:
                      f"{usage['completion_tokens'] / n:.0f} per question, {usage['seconds'] / n:.1f} s per question "
                      "in model calls.")
     if held := r.get("held_out"):
-        lines.append(f"Left out of every figure (the few-shot demonstrations, whichever strategy runs): "
+        lines.append("Left out of every figure (the few-shot demonstrations, whichever strategy runs): "
                      + "; ".join(f"\"{q[:90]}...\"" for q in held) + ".")
     return [*lines, ""]
 

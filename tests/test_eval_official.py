@@ -154,10 +154,14 @@ def test_null_questions_are_skipped_and_unmatched_ones_count_as_zero() -> None:
     assert block["questions"] == 3 and block["skipped_null"] == 1 and block["rule"] == official.RULE
     assert block["overall"]["n"] == 3 and block["overall"]["hits@10"] == approx(2 / 3)
     assert block["overall"]["mrr@10"] == approx((1 + 0 + 0.5) / 3)
+    hops = {t: block["by_type"][t].pop("hops") for t in ("comparison_query", "inference_query")}
     assert block["by_type"] == {"comparison_query": {"n": 1, "hits@4": 1.0, "hits@10": 1.0, "map@10": 0.5,
                                                      "mrr@10": 0.5, "recall@10": 1.0},
                                 "inference_query": {"n": 2, "hits@4": 0.5, "hits@10": 0.5, "map@10": 0.5,
                                                     "mrr@10": 0.5, "recall@10": 0.5}}
+    # hop-conditioned P/R/F1 under the official matching: "x" and "fact C." hold one fact of one
+    assert hops["comparison_query"] == [{"hop": 1, "precision": 0.5, "recall": 1.0, "f1": approx(2 / 3)}]
+    assert hops["inference_query"] == [{"hop": 1, "precision": 0.5, "recall": 0.5, "f1": 0.5}]
     with pytest.raises(ValueError):
         score_texts(["x"], [])
 
@@ -172,6 +176,9 @@ def test_score_result_uses_the_final_ranking_with_headers() -> None:
     score = score_result(question, RetrievalResult("?", "m", [hop1, hop2]))
     assert score.relevant_ranks == (1, 3) and score.map_at_10 == approx((1 + 1 / 3) / 2)
     assert score.to_json()["relevant_ranks"] == [1, 3]
+    # hop by hop over the accumulated set: hop 1 holds a and b (fact B), hop 2 adds c (fact A);
+    # b fetched again at hop 2 is not counted twice
+    assert score.hops == (approx((0.5, 0.5, 0.5)), approx((2 / 3, 1.0, 0.8)))
 
 
 # -- reports ----------------------------------------------------------------------------------

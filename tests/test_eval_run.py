@@ -219,7 +219,7 @@ def test_official_block_in_report_and_results(runs, sample_graph, settings) -> N
     summary = json.loads((run.run_dir / "report.json").read_text())
     assert summary["scoring"] == "both" and summary["official"]["rule"] == RULE
     assert summary["official"]["questions"] == 20 and summary["official"]["skipped_null"] == 4
-    assert set(summary["official"]["overall"]) == {"n", "hits@4", "hits@10", "map@10", "mrr@10"}
+    assert set(summary["official"]["overall"]) == {"n", "hits@4", "hits@10", "map@10", "mrr@10", "recall@10", "hops"}
     assert set(summary["official"]["by_type"]) == {"inference_query", "comparison_query", "temporal_query"}
     report = (run.run_dir / "report.md").read_text()
     assert f"## Ours beside the {RULE}" in report and "| all | ours | 20 |" in report
@@ -274,6 +274,7 @@ def test_scoring_option_shows_only_what_was_asked(sample_graph, settings, tmp_pa
             assert summary["official"]["questions"] == 8
             assert f"## Ranking metrics, {RULE}" in report and "| all | official | 8 |" in report
             assert "Hop-conditioned" not in report and "| ours |" not in report
+            assert "Per hop under the official matching" in report   # the rule's own P/R/F1, hop by hop
             assert all("relevant_ranks" in r["official"] for r in results)
         else:
             assert "official" not in summary and RULE not in report and "Hop-conditioned" in report

@@ -279,7 +279,7 @@ def _official_hops(overall: Mapping[str, Any]) -> list[str]:
     """Hop-conditioned P/R/F1 under the official matching (absent from runs scored before it was kept)."""
     if not overall.get("hops"):
         return []
-    return ["", "Hop-conditioned P/R/F1 under the official matching: every item of the accumulated set D_r "
+    return ["", "Per hop under the official matching (P_r / R_r / F1_r): every item of the accumulated set D_r "
                 "(no depth cut); an item is relevant when it holds a gold fact whole; recall over the "
                 "question's distinct facts.", "",
             *_table(["hop r", "P_r", "R_r", "F1_r"],

@@ -258,6 +258,7 @@ def test_a_step_naming_outlets_searches_only_their_chunks(sample_graph, settings
     steps = [thought, Thought("So the answer is: x.", "", stop="answer")]
     narrowed = _ircot(sample_graph, settings, ScriptedReasoner(list(steps))).search(RECALL_QUESTION, top_k=3)
     assert narrowed.hops[1].chunks and {c.source for c in narrowed.hops[1].chunks} == {"Harbor Ledger"}
+    assert narrowed.hops[1].filters == {"source": ["Harbor Ledger"]} and narrowed.hops[0].filters is None
     assert narrowed.params["step_sources"] is True
     wide = _ircot(sample_graph, settings, ScriptedReasoner(list(steps)), step_sources=False).search(RECALL_QUESTION,
                                                                                                   top_k=3)

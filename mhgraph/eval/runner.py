@@ -35,7 +35,7 @@ from mhgraph.eval.questions import Question, load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.graph.schema import corpus_chunking, corpus_embed_header
-from mhgraph.llm import LLM, load_llm
+from mhgraph.llm import LLM, Usage, load_llm
 from mhgraph.reasoning import demonstrations
 from mhgraph.retrieval import DEMONSTRATED, build_retriever, needs_llm, question_embedder
 from mhgraph.retrieval.base import RetrievalResult
@@ -241,6 +241,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus, llm=llm,
                                 questions=questions)
     retriever.search(questions[0].query, top_k=options.top_k)
+    if llm is not None:   # the warm-up's model calls are not the run's
+        llm.usage = Usage()
     params = {**options.params, **retriever.params}
 
     started_at = datetime.now(timezone.utc)

@@ -95,11 +95,13 @@ class IRCoTRetriever(Retriever):
                 stop = thought.stop
                 break
             t = time.perf_counter()
-            found = self.bm25(thought.query, top_k, thought.sources if self.step_sources else ())
+            sources = thought.sources if self.step_sources else ()
+            found = self.bm25(thought.query, top_k, sources)
             added = new_chunks(found, {c.chunk_id for c in held}, self.max_paragraphs - len(held), thought.parent)
             held += added
             rankings.append([c.chunk_id for c in found])
             hops.append(Hop(index=len(hops) + 1, chunks=added, query=thought.query,
+                            filters={"source": list(sources)} if sources else None,
                             seconds=time.perf_counter() - t))
             phases["search"] += hops[-1].seconds
         rescore(hops, fused_scores(rankings, lead=True))

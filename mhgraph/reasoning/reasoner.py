@@ -138,8 +138,10 @@ class OfflineReasoner:
                  if c.text not in pursued]
         weak = sorted(x for x in open_ if x[0] < self.support)
         if not weak:
-            return Thought("Every part of the question is supported by the paragraphs so far.", "",
-                           stop="supported" if open_ else "clauses done")
+            if open_:
+                return Thought("Every part of the question is supported by the paragraphs so far.", "",
+                               stop="supported")
+            return Thought("Every part of the question has been searched for.", "", stop="clauses done")
         _, _, clause = weak[0]
         said = {t.text for t in thoughts}
         best = (0, "", None)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite on a fresh machine: installs what it needs, then runs pytest against a real
 # Neo4j server that the tests install and start themselves (ports 17687/17474).
-MHGRAPH_EXTRAS="[test,rerank]"
+MHGRAPH_EXTRAS="[test,rerank,claims]"
 source "$(dirname "$0")/env.sh"
 apt_install chromium chromium
 bash scripts/build-llama-cpp.sh   # the local LLM backend's tests need it (built once, then cached)

@@ -56,3 +56,87 @@ def test_name_keys_merge_spellings() -> None:
     assert name_key("Veltrix Robotics, Inc.") == name_key("VELTRIX ROBOTICS") == "veltrix robotics"
     assert name_key("Sam Bankman-Fried") == "sam bankman fried"
     assert name_key("Co") == "co"   # a name that is only a suffix stays
+
+
+# -- the claim layer in Neo4j ------------------------------------------------------------------
+TWO_ARTICLES = [
+    {"title": "Veltrix recalls laundry robots", "author": "A. Writer", "source": "Circuit Weekly",
+     "published_at": "2023-10-02T10:00:00+00:00", "category": "technology", "url": "https://example.org/1",
+     "body": RECALL},
+    {"title": "Veltrix shares tumble", "author": "B. Writer", "source": "Global Finance Wire",
+     "published_at": "2023-10-04T10:00:00+00:00", "category": "business", "url": "https://example.org/2",
+     "body": "Veltrix Robotics lost $1.2 billion in market value on Wednesday. Analysts at Harbor Bank cut their "
+             "target for Veltrix Robotics to $40. It expects a second-quarter loss of $85 million."},
+]
+
+
+@pytest.fixture
+def two_articles(empty_graph, settings, embedder, tmp_path):
+    import json
+
+    from mhgraph.ingest.pipeline import ingest_corpus
+
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(TWO_ARTICLES))
+    ingest_corpus(path, settings, empty_graph, embedder=embedder, progress=False)
+    return empty_graph
+
+
+def _graph_claims(driver, database):
+    records = driver.execute_query(
+        "MATCH (c:Chunk)-[:HAS_CLAIM]->(k:Claim)-[:TARGETS]->(t:Target), (k)-[:ABOUT]->(p:Topic) "
+        "RETURN k.id AS id, k.text AS text, t.name AS target, p.name AS topic, c.id AS chunk ORDER BY id",
+        database_=database).records
+    return [r.data() for r in records]
+
+
+def test_build_writes_claims_bridges_and_is_idempotent(two_articles, settings, embedder, extractor) -> None:
+    from mhgraph.claims.build import build_claims
+
+    db = settings.neo4j_database
+    first = build_claims(two_articles, db, "two", extractor, embedder, progress=False)
+    stored = _graph_claims(two_articles, db)
+    assert first.claims == len(stored) >= 6 and first.chunks_done == first.chunks == first.processed
+    # both articles make claims about Veltrix Robotics: one Target, the bridge between them
+    assert first.bridges == 1
+    veltrix = two_articles.execute_query(
+        "MATCH (t:Target {corpus: 'two', key: 'veltrix robotics'})<-[:TARGETS]-(k:Claim) "
+        "RETURN count(DISTINCT k.document_id) AS documents, count(k) AS claims", database_=db).records[0]
+    assert veltrix["documents"] == 2 and veltrix["claims"] >= 4
+    assert "Veltrix Robotics expects a second-quarter loss of $85 million." in {c["text"] for c in stored}
+    # claims are embedded with the corpus's model, in a vector index
+    dims = two_articles.execute_query("MATCH (k:Claim) RETURN size(k.embedding) AS n LIMIT 1",
+                                      database_=db).records[0]["n"]
+    assert dims == embedder.dimensions
+    # a second build has nothing to do; a forced re-build gives the same graph, no duplicates
+    again = build_claims(two_articles, db, "two", extractor, embedder, progress=False)
+    assert again.processed == 0 and _graph_claims(two_articles, db) == stored
+    two_articles.execute_query("MATCH (c:Chunk) REMOVE c.claims_by", database_=db)
+    rebuilt = build_claims(two_articles, db, "two", extractor, embedder, progress=False)
+    assert rebuilt.processed == first.chunks and _graph_claims(two_articles, db) == stored
+    assert (rebuilt.topics, rebuilt.targets, rebuilt.bridges) == (first.topics, first.targets, first.bridges)
+
+
+def test_build_resumes_where_it_stopped(two_articles, settings, embedder, extractor) -> None:
+    from mhgraph.claims.build import build_claims
+
+    db = settings.neo4j_database
+    part = build_claims(two_articles, db, "two", extractor, embedder, limit=1, progress=False)
+    assert part.processed == 1 and part.chunks_done == 1 < part.chunks
+    rest = build_claims(two_articles, db, "two", extractor, embedder, progress=False)
+    assert rest.processed == part.chunks - 1 and rest.chunks_done == rest.chunks
+    whole = _graph_claims(two_articles, db)
+    two_articles.execute_query("MATCH (c:Chunk) REMOVE c.claims_by", database_=db)
+    build_claims(two_articles, db, "two", extractor, embedder, progress=False)
+    assert _graph_claims(two_articles, db) == whole
+
+
+def test_claims_build_command_on_the_sample(settings, empty_graph, tmp_path) -> None:
+    from tests.conftest import run_cli
+
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
+    result = run_cli(settings, "claims", "build", "--no-progress", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "claims of corpus 'sample' by offline claim extractor (spaCy, no language model)" in result.stdout
+    assert "bridges" in result.stdout

@@ -1,0 +1,130 @@
+"""`mhgraph claims build`: the claim layer of one corpus, on top of its chunks.
+
+    (:Chunk)-[:HAS_CLAIM]->(:Claim {id, corpus, text, embedding, document_id})
+    (:Claim)-[:ABOUT]->(:Topic {corpus, key, name})
+    (:Claim)-[:TARGETS]->(:Target {corpus, key, name})
+
+Chunks are read in id order and taken in batches: each batch's claims are extracted, embedded with
+the corpus's own model, and written in ONE transaction that first removes what those chunks held
+and last marks them (`Chunk.claims_by` = the extractor's label). So a build killed at any point
+and run again redoes at most one batch, a build run twice changes nothing, and a build with
+another extractor replaces every chunk's claims. Topic and Target nodes are merged by name key
+(mhgraph/claims/names.py) within the corpus: claims of different articles that meet on a Target
+are the bridges. A Claim id hashes the chunk id, the claim's place in it and its text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import neo4j
+from tqdm import tqdm
+
+from mhgraph import cypher
+from mhgraph.claims.extract import ClaimExtractor
+from mhgraph.claims.names import name_key
+from mhgraph.embeddings import TextEmbedder
+from mhgraph.graph.capabilities import detect
+
+CLAIM_INDEX = "claim_embedding"
+
+
+@dataclass
+class ClaimsSummary:
+    corpus: str
+    extractor: str
+    chunks: int             # chunks of the corpus
+    chunks_done: int        # chunks whose claims are stored (by any extractor)
+    processed: int          # chunks this build extracted from
+    claims: int
+    topics: int
+    targets: int
+    bridges: int            # targets that claims from two or more documents point at
+    seconds: float
+    extract_seconds: float
+    embed_seconds: float
+    write_seconds: float
+
+    @property
+    def claims_per_chunk(self) -> float:
+        return self.claims / self.chunks_done if self.chunks_done else 0.0
+
+    def lines(self) -> list[str]:
+        return [f"claims of corpus '{self.corpus}' by {self.extractor}",
+                f"  chunks    {self.chunks_done} of {self.chunks} with their claims ({self.processed} extracted now)",
+                f"  claims    {self.claims} ({self.claims_per_chunk:.2f} per chunk)",
+                f"  topics    {self.topics}",
+                f"  targets   {self.targets}, of which bridges {self.bridges} (targets of claims from 2+ documents)",
+                f"  time      {self.seconds:.1f} s (extracting {self.extract_seconds:.1f} s, embedding "
+                f"{self.embed_seconds:.1f} s, writing {self.write_seconds:.1f} s)"]
+
+
+def ensure_claim_schema(driver: neo4j.Driver, database: str | None, dimensions: int) -> None:
+    for statement in cypher.load_statements("claims/schema"):
+        driver.execute_query(statement, database_=database)
+    if detect(driver, database).vector_filter_properties:
+        driver.execute_query(cypher.load("claims/vector_index"), name=CLAIM_INDEX, dimensions=dimensions,
+                             database_=database)
+    else:
+        from neo4j_graphrag.indexes import create_vector_index
+
+        create_vector_index(driver, CLAIM_INDEX, label="Claim", embedding_property="embedding", dimensions=dimensions,
+                            similarity_fn="cosine", neo4j_database=database)
+    driver.execute_query(cypher.load("schema/await_indexes"), database_=database)
+
+
+def claim_id(chunk_id: str, place: int, text: str) -> str:
+    return hashlib.sha256(f"{chunk_id}\x00{place}\x00{text}".encode()).hexdigest()[:32]
+
+
+def _write_batch(tx: neo4j.ManagedTransaction, corpus: str, extractor: str, chunk_ids: list[str],
+                 rows: list[dict[str, Any]]) -> None:
+    tx.run(cypher.load("claims/clear_chunks"), chunks=chunk_ids).consume()
+    if rows:
+        tx.run(cypher.load("claims/write_claims"), claims=rows, corpus=corpus).consume()
+    tx.run(cypher.load("claims/mark_chunks"), chunks=chunk_ids, extractor=extractor).consume()
+
+
+def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extractor: ClaimExtractor,
+                 embedder: TextEmbedder, *, batch_size: int = 32, limit: int | None = None,
+                 progress: bool = True) -> ClaimsSummary:
+    """Extract, embed and store the claims of every chunk of `corpus` not yet done by `extractor`
+    (at most `limit` chunks this run)."""
+    started = time.perf_counter()
+    ensure_claim_schema(driver, database, embedder.dimensions)
+    records, _, _ = driver.execute_query(cypher.load("claims/pending_chunks"), corpus=corpus,
+                                         extractor=extractor.label, database_=database)
+    pending: Sequence[neo4j.Record] = records[:limit] if limit is not None else records
+    timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
+    with tqdm(total=len(pending), desc=f"claims ({extractor.label})", unit="chunk", disable=not progress) as bar:
+        for i in range(0, len(pending), batch_size):
+            batch = pending[i:i + batch_size]
+            t = time.perf_counter()
+            rows: list[dict[str, Any]] = []
+            for r in batch:
+                for place, claim in enumerate(extractor.extract(r["text"], r["title"])):
+                    rows.append({"id": claim_id(r["chunk_id"], place, claim.text), "chunk": r["chunk_id"],
+                                 "document": r["document_id"], "text": claim.text,
+                                 "topic": claim.topic, "topic_key": name_key(claim.topic) or claim.topic.lower(),
+                                 "target": claim.target, "target_key": name_key(claim.target) or claim.target.lower()})
+            timing["extract"] += time.perf_counter() - t
+            t = time.perf_counter()
+            if rows:
+                vectors = embedder.embed_documents([row["text"] for row in rows])
+                for row, vector in zip(rows, vectors):
+                    row["embedding"] = [float(x) for x in vector]
+            timing["embed"] += time.perf_counter() - t
+            t = time.perf_counter()
+            with driver.session(database=database) as session:
+                session.execute_write(_write_batch, corpus, extractor.label, [r["chunk_id"] for r in batch], rows)
+            timing["write"] += time.perf_counter() - t
+            bar.update(len(batch))
+    driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
+    counts = driver.execute_query(cypher.load("claims/summary"), corpus=corpus, database_=database).records[0]
+    return ClaimsSummary(corpus, extractor.label, counts["chunks"], counts["chunks_done"], len(pending),
+                         counts["claims"], counts["topics"],
+                         counts["targets"], counts["bridges"], time.perf_counter() - started,
+                         timing["extract"], timing["embed"], timing["write"])

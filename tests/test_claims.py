@@ -140,3 +140,41 @@ def test_claims_build_command_on_the_sample(settings, empty_graph, tmp_path) -> 
     assert result.returncode == 0, result.stderr
     assert "claims of corpus 'sample' by offline claim extractor (spaCy, no language model)" in result.stdout
     assert "bridges" in result.stdout
+
+
+def test_claim_bridge_retrieval_crosses_articles(two_articles, settings, embedder, extractor) -> None:
+    from mhgraph.claims.build import build_claims
+    from mhgraph.claims.targets import OfflineTargetFinder
+    from mhgraph.filters.sources import SourceCatalog
+    from mhgraph.retrieval.claims import ClaimsRetriever
+
+    db = settings.neo4j_database
+    build_claims(two_articles, db, "two", extractor, embedder, progress=False)
+    finder = OfflineTargetFinder(SourceCatalog.from_graph(two_articles, db, "two"), extractor.nlp)
+    question = "Which supplier did Circuit Weekly say Veltrix Robotics blamed for the Atlas Home recall?"
+    assert "Circuit Weekly" not in finder.question_targets(question)   # an outlet is no target
+    retriever = ClaimsRetriever(two_articles, embedder, finder, db, corpus="two")
+    result = retriever.search(question, top_k=3)
+    assert result.params["target_finder"] == finder.label and result.details["targets"]
+    first = result.details["claims"][:len(result.hops[0].chunks)]
+    assert first and all(c["hop"] == 1 for c in first) and len({c["claim"] for c in first}) == len(first)
+    # hop 2 follows a bridge: each claim reached through a target a hop-1 claim named, its chunk
+    # linked to that claim's chunk
+    bridged = [c for c in result.details["claims"] if c["hop"] == 2]
+    hop1_chunks = {c.chunk_id for c in result.hops[0].chunks}
+    assert all(c["bridged_from"] in hop1_chunks for c in bridged)
+    if len(result.hops) > 1:
+        assert all(c.parent_id in hop1_chunks for c in result.hops[1].chunks)
+        assert [c.rank for c in result.hops[1].chunks] == list(range(1, len(result.hops[1].chunks) + 1))
+    found = {c.document_id for h in result.hops for c in h.chunks}
+    assert len(found) == 2   # evidence from both articles
+
+
+def test_claims_method_without_claims_says_so(settings, empty_graph, tmp_path) -> None:
+    from tests.conftest import run_cli
+
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
+    result = run_cli(settings, "query", "Who recalled robots?", "-m", "claims", env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: corpus 'sample' has no claims: run 'mhgraph claims build --corpus sample' first"

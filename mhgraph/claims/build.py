@@ -76,6 +76,11 @@ def ensure_claim_schema(driver: neo4j.Driver, database: str | None, dimensions: 
     driver.execute_query(cypher.load("schema/await_indexes"), database_=database)
 
 
+def claim_count(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
+    records, _, _ = driver.execute_query(cypher.load("claims/count"), corpus=corpus, database_=database)
+    return records[0]["claims"]
+
+
 def claim_id(chunk_id: str, place: int, text: str) -> str:
     return hashlib.sha256(f"{chunk_id}\x00{place}\x00{text}".encode()).hexdigest()[:32]
 

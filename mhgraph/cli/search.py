@@ -47,6 +47,13 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
                    + (f" ({result.details['failure']})" if result.details.get("failure") else ""))
         for n, thought in enumerate(result.details["reasoning"], start=1):
             click.echo(f"  thought {n}: {thought}")
+    if "further_targets" in result.details:   # claims
+        click.echo(f"target finder: {result.params['target_finder']}; targets: "
+                   f"{', '.join(result.details['targets']) or '-'}; across bridges: "
+                   f"{', '.join(result.details['further_targets']) or '-'}"
+                   + (f" ({result.details['failure']})" if result.details.get("failure") else ""))
+        for claim in result.details["claims"]:
+            click.echo(f"  hop {claim['hop']} [{claim['target']}] {claim['claim_text'][:width]}")
     if "sub_questions" in result.details:
         click.echo(f"decomposer: {result.params['decomposer']}"
                    + (f"; failed ({result.details['failure']}), the question asked whole"

@@ -10,7 +10,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.retrieval.base import Retriever
 
-METHODS = ("vector", "bm25", "hybrid", "metarag", "treehop", "ircot", "decompose")
+METHODS = ("vector", "bm25", "hybrid", "metarag", "treehop", "ircot", "decompose", "claims")
 # methods whose model steps are shown few-shot demonstrations drawn from the benchmark's questions:
 # those questions are left out of every figure they report (mhgraph/reasoning/demonstrations.py)
 DEMONSTRATED = ("ircot", "decompose")
@@ -33,8 +33,8 @@ def question_embedder(driver: neo4j.Driver, settings: Settings, corpus: str) -> 
 def needs_llm(method: str, settings: Settings) -> bool:
     """Whether `method` calls a language model itself: the llm filter extractor of metarag, and of
     treehop with its filter at every hop; ircot's reasoner and decompose's decomposer (with the none
-    backend, their offline strategies)."""
-    if method in DEMONSTRATED:
+    backend, their offline strategies); claims' target finder."""
+    if method in DEMONSTRATED or method == "claims":
         return True
     filtered = method == "metarag" or (method == "treehop" and settings.treehop_filter)
     return filtered and settings.filter_extractor == "llm"
@@ -54,7 +54,9 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
         raise MhgraphError(f"unknown method '{method}' (available: {', '.join(METHODS)})")
     database = settings.neo4j_database
     corpus = resolve_corpus(driver, database, corpus or settings.corpus)
-    if method in ("vector", "hybrid", "metarag", "treehop", "decompose"):
+    if method == "claims":   # before any model loads: the claim layer must be there
+        _require_claims(driver, database, corpus)
+    if method in ("vector", "hybrid", "metarag", "treehop", "decompose", "claims"):
         require_index(driver, database, VECTOR_INDEX)
         if embedder is None:
             embedder = question_embedder(driver, settings, corpus)
@@ -107,6 +109,8 @@ def build_retriever(method: str, driver: neo4j.Driver, settings: Settings, embed
                                 rerank_weight=settings.rerank_weight)
     if method in DEMONSTRATED:
         return _reasoning_retriever(method, driver, settings, embedder, corpus, llm)
+    if method == "claims":
+        return _claims_retriever(driver, settings, embedder, corpus, llm)
     if method == "bm25":
         from mhgraph.retrieval.bm25 import BM25Retriever
 
@@ -143,3 +147,24 @@ def _reasoning_retriever(method: str, driver: neo4j.Driver, settings: Settings, 
                              search_ratio=settings.vector_search_ratio)
     decomposer = LLMDecomposer(llm, shots) if llm is not None else OfflineDecomposer(catalog)
     return DecomposeRetriever(vector, decomposer, sub_questions=settings.decompose_sub_questions)
+
+
+def _claims_retriever(driver: neo4j.Driver, settings: Settings, embedder: TextEmbedder, corpus: str,
+                      llm) -> Retriever:
+    """claims, with the model's target finder when `llm` is given, else the offline one."""
+    from mhgraph.claims.targets import LLMTargetFinder, OfflineTargetFinder
+    from mhgraph.filters.sources import SourceCatalog
+    from mhgraph.retrieval.claims import ClaimsRetriever
+
+    database = settings.neo4j_database
+    finder = (LLMTargetFinder(llm) if llm is not None
+              else OfflineTargetFinder(SourceCatalog.from_graph(driver, database, corpus)))
+    return ClaimsRetriever(driver, embedder, finder, database, corpus=corpus)
+
+
+def _require_claims(driver: neo4j.Driver, database: str | None, corpus: str) -> None:
+    from mhgraph.claims.build import CLAIM_INDEX, claim_count
+    from mhgraph.graph.schema import index_info
+
+    if index_info(driver, database, CLAIM_INDEX) is None or not claim_count(driver, database, corpus):
+        raise MhgraphError(f"corpus '{corpus}' has no claims: run 'mhgraph claims build --corpus {corpus}' first")

@@ -1,0 +1,118 @@
+"""`claims`: claim-bridge retrieval over the claim layer (mhgraph/claims/build.py).
+
+Hop 1: the question's bridge targets (2 to 4; mhgraph.claims.targets: a model or the labelled
+offline finder); for each, its candidate claims (those pointing at a Target of that name, and the
+nearest to the target's name in the Claim vector index), scored by similarity to the question;
+the best `top_k` claims in all (8 as published). Hop 2: from each claim found, 1 to 2 further
+targets (its own Target, another entity it names), at most `max_targets` (20) targets in all,
+and for each new target its one claim nearest to the question, not used yet. The claims' chunks
+are the evidence, each scored by its best claim's similarity to the question; a hop-2 chunk is
+linked to the hop-1 chunk whose claim named its target (parent_id), and `details` keeps, per hop,
+which target led to which claim, so the traces hold question -> target -> claim -> chunk. A hop's
+query is its targets, joined by "; ".
+One Cypher round trip per hop (cypher/retrieval/claims_for_targets.cypher).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.claims.names import name_key
+from mhgraph.claims.targets import TargetFinder
+from mhgraph.embeddings import TextEmbedder
+from mhgraph.llm import LLMError
+from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.retrieval.records import to_chunks
+
+
+class ClaimsRetriever(Retriever):
+    name = "claims"
+
+    def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, finder: TargetFinder, database: str | None = None,
+                 *, corpus: str, max_targets: int = 20, candidates: int = 20) -> None:
+        self.driver = driver
+        self.embedder = embedder
+        self.finder = finder
+        self.database = database
+        self.corpus = corpus
+        self.max_targets = max_targets
+        self.candidates = candidates
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"corpus": self.corpus, "max_targets": self.max_targets, "target_finder": self.finder.label}
+
+    def _claims(self, targets: list[str], question: list[float], per_target: int,
+                exclude: set[str]) -> list[neo4j.Record]:
+        vectors = self.embedder.embed_queries(targets)
+        rows = [{"key": name_key(t) or t.lower(), "name": t, "embedding": [float(x) for x in v]}
+                for t, v in zip(targets, vectors)]
+        records, _, _ = self.driver.execute_query(
+            cypher.load("retrieval/claims_for_targets"), targets=rows, corpus=self.corpus, question=question,
+            per_target=per_target, candidates=self.candidates, exclude=sorted(exclude), database_=self.database,
+            routing_=neo4j.RoutingControl.READ)
+        return records
+
+    def search(self, question: str, *, top_k: int = 8, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        failure = None
+        q = [float(x) for x in self.embedder.embed_query(question)]
+        try:
+            asked = self.finder.question_targets(question)
+        except LLMError as exc:
+            asked, failure = [], str(exc)
+        t = time.perf_counter()
+        first = sorted(self._claims(asked, q, top_k, set()), key=lambda r: (-r["score"], r["claim_id"]))
+        seen_claims: dict[str, None] = {}
+        hop1 = []
+        for r in first:   # a claim found through two targets counts once; the best top_k claims
+            if r["claim_id"] not in seen_claims and len(seen_claims) < top_k:
+                seen_claims[r["claim_id"]] = None
+                hop1.append(r)
+        hops = [Hop(1, self._chunks(hop1, {}), query="; ".join(asked), seconds=time.perf_counter() - t)]
+        trail = [{"hop": 1, "target": r["asked"], "claim": r["claim_id"], "claim_text": r["claim"],
+                  "chunk": r["chunk_id"]} for r in hop1]
+        used = {name_key(a) for a in asked}
+        further: list[str] = []
+        parent_of: dict[str, str] = {}
+        if hop1:
+            try:
+                named = self.finder.further_targets(question, [(r["claim"], r["claim_target"]) for r in hop1])
+            except LLMError as exc:
+                named, failure = [[] for _ in hop1], str(exc)
+            for r, names in zip(hop1, named):
+                for name in names:
+                    key = name_key(name) or name.lower()
+                    if key not in used and len(used) < self.max_targets:
+                        used.add(key)
+                        further.append(name)
+                        parent_of[key] = r["chunk_id"]
+        if further:
+            t = time.perf_counter()
+            second = self._claims(further, q, 1, set(seen_claims))
+            hop2 = [r for r in second if r["claim_id"] not in seen_claims]
+            held = {c.chunk_id for c in hops[0].chunks}
+            chunks = [replace(c, rank=i) for i, c in
+                      enumerate((c for c in self._chunks(hop2, parent_of) if c.chunk_id not in held), start=1)]
+            hops.append(Hop(2, chunks, query="; ".join(further), seconds=time.perf_counter() - t))
+            trail += [{"hop": 2, "target": r["asked"], "claim": r["claim_id"], "claim_text": r["claim"],
+                       "chunk": r["chunk_id"], "bridged_from": parent_of.get(r["asked"])} for r in hop2]
+        details: dict[str, Any] = {"targets": asked, "further_targets": further, "claims": trail,
+                                   **({"failure": failure} if failure else {})}
+        return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
+                               seconds=time.perf_counter() - started, details=details)
+
+    @staticmethod
+    def _chunks(records: list[neo4j.Record], parent_of: dict[str, str]) -> list[RetrievedChunk]:
+        """Distinct chunks of the claims, best claim's score first, linked to the chunk that bridged."""
+        best: dict[str, neo4j.Record] = {}
+        for r in records:
+            if r["chunk_id"] not in best or r["score"] > best[r["chunk_id"]]["score"]:
+                best[r["chunk_id"]] = r
+        ordered = sorted(best.values(), key=lambda r: (-r["score"], r["chunk_id"]))
+        return [replace(c, parent_id=parent_of.get(r["asked"])) for c, r in zip(to_chunks(ordered), ordered)]

@@ -178,3 +178,32 @@ def test_claims_method_without_claims_says_so(settings, empty_graph, tmp_path) -
     result = run_cli(settings, "query", "Who recalled robots?", "-m", "claims", env=env)
     assert result.returncode == 1
     assert result.stderr.strip() == "error: corpus 'sample' has no claims: run 'mhgraph claims build --corpus sample' first"
+
+
+def test_claims_eval_traces_walk_question_target_claim_chunk(settings, empty_graph, tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from mhgraph import cypher
+    from tests.conftest import run_cli
+
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
+    assert run_cli(settings, "claims", "build", "--no-progress", env=env).returncode == 0
+    result = run_cli(settings, "eval", "--sample", "-m", "claims", "-k", "4", "--limit", "6", "--run-id", "claims-run",
+                     "--no-progress", "--runs-dir", str(tmp_path / "runs"), env=env)
+    assert result.returncode == 0, result.stderr
+    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    results = json.loads((run_dir / "results.json").read_text())
+    db = settings.neo4j_database
+    used = empty_graph.execute_query("MATCH (:Question)-[u:USED_CLAIM {run: 'claims-run'}]->(:Claim) RETURN count(u) AS n",
+                                     database_=db).records[0]["n"]
+    assert used == sum(len(r["claims"]) for r in results) > 0
+    question = next(r for r in results if r["claims"])
+    walked = empty_graph.execute_query(cypher.load("browser/claim_paths"), run="claims-run", question=question["id"],
+                                       database_=db).records[0]
+    assert len(walked["used"]) >= len(question["claims"]) and walked["held"]
+    assert run_cli(settings, "eval", "--delete-run", "claims-run", env=env).returncode == 0
+    left = empty_graph.execute_query("MATCH ()-[u:USED_CLAIM|ASKED_TARGET {run: 'claims-run'}]->() RETURN count(u) AS n",
+                                     database_=db).records[0]["n"]
+    assert left == 0

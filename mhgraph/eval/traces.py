@@ -11,6 +11,8 @@
 (:Question)-[:STEP {run, hop}]->(:Step {run, question, hop, query, thought})
   -[:FETCHED {rank, score, gold}]->(:Chunk)                    ircot's and decompose's steps, in order
 (:Step)-[:NEXT_STEP]->(:Step), (:Chunk)-[:PROMPTED {run}]->(:Step)  the chunk whose text led to a thought
+(:Question)-[:ASKED_TARGET {run, hop}]->(:Target), (:Question)-[:USED_CLAIM {run, hop, target}]->(:Claim)
+                                                               claims: the targets asked and the claims used
 (:EvalRun)-[:ASKED {filter, filter_sources, filter_days, filter_from, filter_to, filter_extractor,
                     fallback}]->(:Question)                    metarag's filter per question
 The saved Browser queries in mhgraph/cypher/browser/ read this.
@@ -25,6 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import neo4j
 
 from mhgraph import cypher
+from mhgraph.claims.names import name_key
 from mhgraph.eval.questions import Question
 from mhgraph.retrieval.base import RetrievalResult
 
@@ -123,6 +126,11 @@ def write_run(
     step_rows = [row for q in questions for row in step_rows_of(q.id, results[q.id], set(gold.get(q.id, ())))]
     for rows in _batches(step_rows, 500):   # in hop order within a batch: NEXT_STEP finds the step before
         driver.execute_query(cypher.load("eval/write_steps"), run=run_id, rows=list(rows), database_=database)
+    claim_rows = [{"question": q.id, "hop": c["hop"], "target": name_key(c["target"]) or c["target"], "claim": c["claim"]}
+                  for q in questions for c in results[q.id].details.get("claims", ())]
+    for rows in _batches(claim_rows):
+        driver.execute_query(cypher.load("eval/write_claims"), run=run_id, rows=list(rows), corpus=corpus,
+                             database_=database)
     filter_rows = [filter_row(q.id, results[q.id]) for q in questions if "extraction" in results[q.id].details]
     for rows in _batches(filter_rows, 500):
         driver.execute_query(cypher.load("eval/write_filters"), run=run_id, filters=list(rows),

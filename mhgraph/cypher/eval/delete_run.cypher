@@ -1,8 +1,8 @@
-// Delete a run's traces: its RETRIEVED, LED_TO and CITED relationships, its Steps, the EvalRun, and
+// Delete a run's traces: its RETRIEVED, LED_TO, CITED, USED_CLAIM and ASKED_TARGET relationships, its Steps, the EvalRun, and
 // Questions that no other run asked.
 MATCH (r:EvalRun {id: $run})
 CALL (r) {
-  MATCH ()-[t:RETRIEVED|LED_TO|CITED]->() WHERE t.run = $run DELETE t
+  MATCH ()-[t:RETRIEVED|LED_TO|CITED|USED_CLAIM|ASKED_TARGET]->() WHERE t.run = $run DELETE t
 }
 CALL (r) {
   MATCH (s:Step {run: $run}) DETACH DELETE s

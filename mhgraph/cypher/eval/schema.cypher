@@ -4,3 +4,4 @@ CREATE CONSTRAINT question_id IF NOT EXISTS FOR (q:Question) REQUIRE q.id IS UNI
 CREATE INDEX retrieved_run IF NOT EXISTS FOR ()-[r:RETRIEVED]-() ON (r.run);
 CREATE INDEX led_to_run IF NOT EXISTS FOR ()-[r:LED_TO]-() ON (r.run);
 CREATE INDEX step_run IF NOT EXISTS FOR (s:Step) ON (s.run, s.question);
+CREATE INDEX used_claim_run IF NOT EXISTS FOR ()-[r:USED_CLAIM]-() ON (r.run);

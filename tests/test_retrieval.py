@@ -102,7 +102,7 @@ def test_query_command_prints_evidence_per_hop(sample_graph, settings) -> None:
     ranked = [l for l in lines if l[:3].strip().isdigit()]
     assert len(ranked) == 3 and all(" | " in l and "2023-" in l for l in ranked)
     bad = run_cli(settings, "query", "x", "--method", "nope")
-    assert bad.returncode == 1 and bad.stderr.strip() == "error: unknown method 'nope' (available: vector, bm25, hybrid, metarag, treehop, ircot, decompose)"
+    assert bad.returncode == 1 and bad.stderr.strip() == "error: unknown method 'nope' (available: vector, bm25, hybrid, metarag, treehop, ircot, decompose, claims)"
 
 
 @pytest.mark.parametrize("question", [

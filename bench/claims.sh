@@ -14,7 +14,11 @@ NAME=${2:-multihop-rag}
 RUNS=runs/bench-claims-$NAME
 SUMMARIES=bench/results/claims-$NAME
 mkdir -p "$RUNS" "$SUMMARIES"
-mhgraph claims build --corpus "$NAME" --llm-backend none --no-progress | tee "$SUMMARIES/build.txt"
+# the build's own record is kept from the run that did the work: a finished build re-run does nothing
+mhgraph claims build --corpus "$NAME" --llm-backend none --no-progress | tee "$RUNS/build.txt"
+if ! grep -q "(0 extracted now)" "$RUNS/build.txt" || [ ! -f "$SUMMARIES/build.txt" ]; then
+  cp "$RUNS/build.txt" "$SUMMARIES/build.txt"
+fi
 ids=()
 EVAL_CORPUS=$NAME
 source bench/eval_runs.sh

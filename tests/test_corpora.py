@@ -62,15 +62,28 @@ def test_each_corpus_keeps_its_own_nodes(two_corpora, driver, settings) -> None:
 
 @pytest.mark.parametrize("method", METHODS)
 def test_retrieval_is_confined_to_one_corpus(method, two_corpora, driver, settings) -> None:
-    for corpus in ("sample", "other"):
-        retriever = build_retriever(method, driver, replace(settings, corpus=corpus),
-                                    embedder=two_corpora["embedder"])
-        result = retriever.search(QUESTION, top_k=10)
-        ids = [c.chunk_id for c in result.hops[0].chunks]
-        assert len(ids) == 10 and result.params["corpus"] == corpus
-        rows, _, _ = driver.execute_query("UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN DISTINCT c.corpus AS k",
-                                          ids=ids)
-        assert [r["k"] for r in rows] == [corpus]
+    if method == "claims":   # the claim layer of each corpus first (offline: spaCy)
+        from mhgraph.claims.build import build_claims
+        from mhgraph.claims.extract import OfflineClaimExtractor
+
+        for corpus in ("sample", "other"):
+            build_claims(driver, settings.neo4j_database, corpus, OfflineClaimExtractor(), two_corpora["embedder"],
+                         progress=False)
+    try:
+        for corpus in ("sample", "other"):
+            retriever = build_retriever(method, driver, replace(settings, corpus=corpus),
+                                        embedder=two_corpora["embedder"])
+            result = retriever.search(QUESTION, top_k=10)
+            # claims: hop 1 holds the chunks of the best 10 claims, often fewer chunks than claims
+            ids = [c.chunk_id for h in result.hops for c in h.chunks]
+            assert ids if method == "claims" else len(result.hops[0].chunks) == 10
+            assert result.params["corpus"] == corpus
+            rows, _, _ = driver.execute_query(
+                "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN DISTINCT c.corpus AS k", ids=ids)
+            assert [r["k"] for r in rows] == [corpus]
+    finally:   # the module's graph as it was (its other tests compare snapshots)
+        driver.execute_query("MATCH (n) WHERE n:Claim OR n:Topic OR n:Target DETACH DELETE n")
+        driver.execute_query("MATCH (c:Chunk) REMOVE c.claims_by")
 
 
 def test_no_corpus_named_on_a_graph_with_two_stops(two_corpora, driver, settings, tmp_path) -> None:
@@ -151,6 +164,13 @@ def test_deleting_a_corpus_removes_exactly_its_nodes(two_corpora, driver, settin
                        f"on-{corpus}", "--no-progress", "--runs-dir", str(two_corpora["other_path"].parent))
         assert proc.returncode == 0, proc.stderr
     chunks = {c.name: c.chunks for c in list_corpora(driver, settings.neo4j_database)}["other"]
+    # and its claim layer goes with it
+    from mhgraph.claims.build import build_claims
+    from mhgraph.claims.extract import OfflineClaimExtractor
+
+    built = build_claims(driver, settings.neo4j_database, "other", OfflineClaimExtractor(), two_corpora["embedder"],
+                         progress=False)
+    assert built.claims > 0
     proc = run_cli(settings, "corpora", "delete", "other")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"deleted corpus other: 6 documents, {chunks} chunks, 1 evaluation runs"
@@ -159,6 +179,8 @@ def test_deleting_a_corpus_removes_exactly_its_nodes(two_corpora, driver, settin
     for r in rows:  # the graph as it was before 'other', runs on 'sample' aside
         traces.delete_run(driver, settings.neo4j_database, r["id"])
     assert snapshot(driver, settings.neo4j_database) == two_corpora["before"]
+    left, _, _ = driver.execute_query("MATCH (n) WHERE n:Claim OR n:Topic OR n:Target RETURN count(n) AS n")
+    assert left[0]["n"] == 0
     again = run_cli(settings, "corpora", "delete", "other")
     assert again.returncode == 1 and again.stderr.strip() == \
         "error: no corpus 'other' in the graph (see 'mhgraph corpora')"

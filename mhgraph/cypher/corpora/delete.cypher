@@ -1,7 +1,9 @@
-// Delete one corpus: its Chunks, its Documents, its Corpus node, then the Sources that no
-// remaining Document is published by. $key is the corpus name ('' for Documents stored before
+// Delete one corpus: its claim layer (Claims, Topics, Targets), its Chunks, its Documents, its
+// Corpus node, then the Sources that no remaining Document is published by. $key is the corpus name ('' for Documents stored before
 // corpora had names). Each statement runs in its own auto-commit transaction (in Browser, put
 // :auto before the first two); a delete interrupted half way is finished by running it again.
+MATCH (n) WHERE (n:Claim OR n:Topic OR n:Target) AND n.corpus = $key
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS;
 MATCH (c:Chunk) WHERE coalesce(c.corpus, '') = $key
 CALL (c) { DETACH DELETE c } IN TRANSACTIONS OF 5000 ROWS;
 MATCH (d:Document) WHERE coalesce(d.corpus, '') = $key

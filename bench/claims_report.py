@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                        for r in (1, 2)),
                      f"{f(off['hits@4'])} / {f(off['hits@10'])}", f(off.get("recall@10")),
                      f"{s['latency_ms']['p50']:.0f} / {s['latency_ms']['p95']:.0f}"])
-    lines += table(["run", "method", "n", "|D|", "hop 1 P / R / F1 (ours)", "hop 2 P / R / F1 (ours)",
+    lines += table(["run", "method", "n", "\\|D\\|", "hop 1 P / R / F1 (ours)", "hop 2 P / R / F1 (ours)",
                     "Hits@4 / @10 (official)", "Recall@10 (official)", "ms p50 / p95"], rows)
     lines += ["", "Official Hits@4 / Hits@10 per question type:", ""]
     lines += table(["run", *TYPES], [

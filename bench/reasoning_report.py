@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{f(off.get('hits@4'))} / {f(off.get('hits@10'))}", f(off.get("recall@10")),
                      f"{s['latency_ms']['p50']:.0f} / {s['latency_ms']['p95']:.0f}",
                      per_question(s, "calls"), per_question(s, "prompt_tokens"), per_question(s, "completion_tokens")])
-    lines += table(["run", "method", "reasoning", "chunks", "K", "n", "steps", "|D|", "P / R / F1 (ours)",
+    lines += table(["run", "method", "reasoning", "chunks", "K", "n", "steps", "\\|D\\|", "P / R / F1 (ours)",
                     "P / R / F1 (official)", "Hits@4 / @10 (ours)", "Hits@4 / @10 (official)",
                     "Recall@10 (official)", "ms p50 / p95", "LLM calls / q", "prompt tok / q",
                     "completion tok / q"], rows)
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             step_rows.append([name, str(h["hop"]), f"{h['retrieved']:.1f}",
                               f"{f(h['precision'])} / {f(h['recall'])} / {f(h['f1'])}",
                               f"{f(o.get('precision'))} / {f(o.get('recall'))} / {f(o.get('f1'))}"])
-    lines += table(["run", "hop r", "mean |D_r|", "P / R / F1 (ours)", "P / R / F1 (official)"], step_rows)
+    lines += table(["run", "hop r", "mean \\|D_r\\|", "P / R / F1 (ours)", "P / R / F1 (official)"], step_rows)
     lines += ["", "## Why chains stopped", ""]
     lines += table(["run", "stops", "model failures", "LLM seconds / q"], [
         [name, ", ".join(f"{k} {v}" for k, v in s["reasoning"]["stops"].items()) or "-",

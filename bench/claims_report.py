@@ -10,13 +10,11 @@ content words (mhgraph.reasoning.text.content_words), so the claim says what the
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 from environment import describe, machine
-from markdown import f, neo4j_server, table
+from markdown import compare_lines, f, load_summaries, neo4j_server, report_parser, split_label, table
 
 from mhgraph.config import load_settings
 from mhgraph.eval.questions import load_questions
@@ -54,19 +52,14 @@ def coverage(corpus: str, questions_path: str) -> tuple[int, int, dict[str, tupl
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("compare")
-    parser.add_argument("runs", nargs="+")
+    parser = report_parser(__doc__)
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--build", required=True, help="the output of 'mhgraph claims build'")
-    parser.add_argument("--questions", required=True)
-    parser.add_argument("--command", required=True)
     args = parser.parse_args(argv)
-    summaries = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
-    count = len(json.loads(Path(args.questions).read_text()))
+    summaries = load_summaries(args.runs)
     total, covered, by_type = coverage(args.corpus, args.questions)
     lines = [f"# Claims and claim-bridge retrieval on {args.corpus}", "",
-             f"- questions: MultiHop-RAG, development split ({count:,} questions) ({args.questions})",
+             f"- questions: {split_label(args.questions)} ({args.questions})",
              f"- date (UTC): {min(s['started_at'] for s in summaries.values())[:16]}Z; machine: {describe(machine())}, "
              f"CPU only; Neo4j {neo4j_server()}",
              "- claims and targets: **offline** (spaCy en_core_web_sm, mhgraph/claims/extract.py and targets.py): "
@@ -95,10 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += table(["run", *TYPES], [
         [name, *(f"{f(s['official']['by_type'][t]['hits@4'])} / {f(s['official']['by_type'][t]['hits@10'])}"
                  if t in s["official"]["by_type"] else "-" for t in TYPES)] for name, s in summaries.items()])
-    compare = Path(args.compare).read_text().splitlines()
-    start = next(i for i, line in enumerate(compare) if line.startswith("Macro averages"))
-    lines += ["", "## Compare table (mhgraph eval --compare)", "",
-              *[line for line in compare[start:] if not line.startswith("![")]]
+    lines += ["", "## Compare table (mhgraph eval --compare)", "", *compare_lines(args.compare)]
     print("\n".join(lines))
     return 0
 

@@ -8,13 +8,12 @@ bench/embed_header.sh uses it too, over corpora that differ only in the header e
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from environment import describe, machine
-from markdown import f, neo4j_server, table
+from markdown import compare_lines, f, load_summaries, neo4j_server, report_parser, split_label, table
 
 PUBLISHED = [
     "Published, for comparison (full benchmark of 2,556 questions or subsets, not the development split; "
@@ -43,19 +42,13 @@ def trained_reranker(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("compare")
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--questions", required=True)
+    parser = report_parser(__doc__)
     parser.add_argument("--name", required=True)
-    parser.add_argument("--command", required=True)
     parser.add_argument("--title", default="Multi-Meta-RAG")
     args = parser.parse_args(argv)
-    summaries = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
+    summaries = load_summaries(args.runs)
     first = next(iter(summaries.values()))
-    count = len(json.loads(Path(args.questions).read_text()))
-    label = (f"MultiHop-RAG, development split ({count:,} questions)" if Path(args.questions).name == "MultiHopRAG.json"
-             else f"{count} questions")
+    label = split_label(args.questions)
     slices = {json.dumps(s.get("selection"), sort_keys=True): s.get("selection") for s in summaries.values()
               if (s.get("selection") or {}).get("per_type") or (s.get("selection") or {}).get("limit")}
     if slices:   # runs on part of the file: say which part
@@ -89,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                 "reranker's order alone, as the original ranks."
                 if any(s["params"].get("rerank_weight") is not None for s in summaries.values()) else ""), "",
              "## All runs", ""]
-    compare = Path(args.compare).read_text().splitlines()
-    start = next(i for i, line in enumerate(compare) if line.startswith("Macro averages"))
-    lines += [line for line in compare[start:] if not line.startswith("![")]
+    lines += compare_lines(args.compare)
     lines += ["", "## Filters against each question's evidence", "",
               "Per extractor, over the questions with evidence (null questions apart); from its K' = 10 run.", ""]
     rows = []

@@ -7,13 +7,10 @@ latency and the model's calls and tokens per question.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from pathlib import Path
 
 from environment import describe, machine
-from markdown import f, neo4j_server, table
+from markdown import compare_lines, f, load_summaries, neo4j_server, report_parser, split_label, table
 
 PUBLISHED = [
     "Published, for comparison (the comparative study: 50 questions of the full benchmark, BM25 for IR-CoT, "
@@ -40,18 +37,12 @@ def per_question(s: dict, key: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("compare")
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--questions", required=True)
+    parser = report_parser(__doc__)
     parser.add_argument("--name", required=True)
-    parser.add_argument("--command", required=True)
     args = parser.parse_args(argv)
-    summaries = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
+    summaries = load_summaries(args.runs)
     first = next(iter(summaries.values()))
-    count = len(json.loads(Path(args.questions).read_text()))
-    split = (f"MultiHop-RAG, development split ({count:,} questions)" if Path(args.questions).name == "MultiHopRAG.json"
-             else f"{count} questions")
+    split = split_label(args.questions)
     server = neo4j_server()
     corpora = {s["corpus"]: f"{s['chunk_size']}/{s['chunk_overlap']}" for s in summaries.values()}
     models = sorted({strategy(s) for s in summaries.values() if s.get("reasoning") and not s["reasoning"]["offline"]})
@@ -121,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                  if t in s["official"]["by_type"] else "-" for t in types)]
         for name, s in summaries.items() if "official" in s])
     lines += ["", "## Compare table (mhgraph eval --compare)", ""]
-    compare = Path(args.compare).read_text().splitlines()
-    start = next(i for i, line in enumerate(compare) if line.startswith("Macro averages"))
-    lines += [line for line in compare[start:] if not line.startswith("![")]
+    lines += compare_lines(args.compare)
     print("\n".join(lines))
     return 0
 

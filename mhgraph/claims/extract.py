@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -255,7 +255,3 @@ class LLMClaimExtractor:
         return [Claim(" ".join(c.claim.split()), " ".join(c.topic.split()).lower(), " ".join(c.target.split()))
                 for c in reply.claims if c.claim.strip() and c.target.strip()]
 
-
-def extract_all(extractor: ClaimExtractor, chunks: Sequence[tuple[str, str | None]]) -> list[list[Claim]]:
-    """Claims per (text, title) pair, in order."""
-    return [extractor.extract(text, title) for text, title in chunks]

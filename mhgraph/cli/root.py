@@ -128,8 +128,8 @@ def treehop_options(command):
 def reasoning_options(command):
     """The flags of ircot and decompose, shared by query, ask and eval; they become the settings
     ircot_max_steps, ircot_max_paragraphs, ircot_paragraph_words, ircot_step_sources and
-    decompose_sub_questions. Which
-    model reasons is the LLM layer's (--llm-backend; none: the offline strategies)."""
+    decompose_sub_questions. Which model reasons is the LLM layer's (--llm-backend; none: the
+    offline strategies)."""
     for option in reversed([
         click.option("--max-steps", "ircot_max_steps", type=click.IntRange(min=1),
                      help="ircot: reasoning steps after the first BM25 search (default 8)."),

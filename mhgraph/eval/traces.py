@@ -27,7 +27,6 @@ from typing import Any, Iterable, Mapping, Sequence
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.claims.names import name_key
 from mhgraph.eval.questions import Question
 from mhgraph.retrieval.base import RetrievalResult
 
@@ -126,7 +125,7 @@ def write_run(
     step_rows = [row for q in questions for row in step_rows_of(q.id, results[q.id], set(gold.get(q.id, ())))]
     for rows in _batches(step_rows, 500):   # in hop order within a batch: NEXT_STEP finds the step before
         driver.execute_query(cypher.load("eval/write_steps"), run=run_id, rows=list(rows), database_=database)
-    claim_rows = [{"question": q.id, "hop": c["hop"], "target": name_key(c["target"]) or c["target"], "claim": c["claim"]}
+    claim_rows = [{"question": q.id, "hop": c["hop"], "target": c["target"], "claim": c["claim"]}   # target: its key
                   for q in questions for c in results[q.id].details.get("claims", ())]
     for rows in _batches(claim_rows):
         driver.execute_query(cypher.load("eval/write_claims"), run=run_id, rows=list(rows), corpus=corpus,

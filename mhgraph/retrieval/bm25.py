@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import neo4j
 
@@ -30,19 +30,25 @@ class BM25Retriever(Retriever):
         self.driver = driver
         self.database = database
         self.corpus = corpus
-        self.query = cypher.load("retrieval/bm25")
 
     @property
     def params(self) -> dict[str, Any]:
         return {"corpus": self.corpus}
 
+    def fetch(self, text: str, top_k: int, sources: Sequence[str] = ()) -> tuple[str, list[neo4j.Record]]:
+        """(the Lucene query `text` became, its top-k rows), from the chunks of `sources` only when
+        given (IR-CoT's metadata-aware steps: bm25_sources.cypher)."""
+        query = lucene_query(text)
+        if not query:
+            return query, []
+        name, more = ("retrieval/bm25_sources", {"sources": list(sources)}) if sources else ("retrieval/bm25", {})
+        records, _, _ = self.driver.execute_query(
+            cypher.load(name), index=FULLTEXT_INDEX, query=query, corpus=self.corpus, top_k=top_k, **more,
+            database_=self.database, routing_=neo4j.RoutingControl.READ,
+        )
+        return query, records
+
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
-        text = lucene_query(question)
-        records = []
-        if text:
-            records, _, _ = self.driver.execute_query(
-                self.query, index=FULLTEXT_INDEX, query=text, corpus=self.corpus, top_k=top_k,
-                database_=self.database, routing_=neo4j.RoutingControl.READ,
-            )
+        text, records = self.fetch(question, top_k)
         return single_hop(self.name, question, text, records, started, {"top_k": top_k, **self.params})

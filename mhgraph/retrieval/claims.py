@@ -27,6 +27,7 @@ from mhgraph.claims.targets import TargetFinder
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.llm import LLMError
 from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.retrieval.merge import new_chunks
 from mhgraph.retrieval.records import to_chunks
 
 
@@ -96,9 +97,7 @@ class ClaimsRetriever(Retriever):
             t = time.perf_counter()
             second = self._claims(further, q, 1, set(seen_claims))
             hop2 = [r for r in second if r["claim_id"] not in seen_claims]
-            held = {c.chunk_id for c in hops[0].chunks}
-            chunks = [replace(c, rank=i) for i, c in
-                      enumerate((c for c in self._chunks(hop2, parent_of) if c.chunk_id not in held), start=1)]
+            chunks = new_chunks(self._chunks(hop2, parent_of), {c.chunk_id for c in hops[0].chunks}, None)
             hops.append(Hop(2, chunks, query="; ".join(further), seconds=time.perf_counter() - t))
             trail += [{"hop": 2, "target": r["asked"], "claim": r["claim_id"], "claim_text": r["claim"],
                        "chunk": r["chunk_id"], "bridged_from": parent_of.get(r["asked"])} for r in hop2]

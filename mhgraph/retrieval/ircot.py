@@ -29,12 +29,10 @@ from typing import Any, Sequence
 
 import neo4j
 
-from mhgraph import cypher
-from mhgraph.graph.schema import FULLTEXT_INDEX
 from mhgraph.llm import LLMError
 from mhgraph.reasoning.reasoner import Reasoner, Thought
 from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
-from mhgraph.retrieval.bm25 import lucene_query
+from mhgraph.retrieval.bm25 import BM25Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
 from mhgraph.retrieval.records import to_chunks
 
@@ -51,6 +49,7 @@ class IRCoTRetriever(Retriever):
         self.max_steps = max_steps
         self.max_paragraphs = max_paragraphs
         self.step_sources = step_sources
+        self.lexical = BM25Retriever(driver, database, corpus=corpus)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -58,15 +57,7 @@ class IRCoTRetriever(Retriever):
                 "step_sources": self.step_sources, "reasoner": self.reasoner.label}
 
     def bm25(self, text: str, top_k: int, sources: Sequence[str] = ()) -> list[RetrievedChunk]:
-        """BM25 top-k for free text (escaped for Lucene), from `sources` only when given."""
-        query = lucene_query(text)
-        if not query:
-            return []
-        name, more = ("retrieval/bm25_sources", {"sources": list(sources)}) if sources else ("retrieval/bm25", {})
-        records, _, _ = self.driver.execute_query(
-            cypher.load(name), index=FULLTEXT_INDEX, query=query, corpus=self.corpus, top_k=top_k, **more,
-            database_=self.database, routing_=neo4j.RoutingControl.READ)
-        return to_chunks(records)
+        return to_chunks(self.lexical.fetch(text, top_k, sources)[1])
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()

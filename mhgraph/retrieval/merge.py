@@ -37,10 +37,11 @@ def rescore(hops: Sequence[Hop], scores: dict[str, float]) -> None:
 
 def new_chunks(found: Sequence[RetrievedChunk], held: set[str], room: int | None,
                parent: str | None = None) -> list[RetrievedChunk]:
-    """Of a search's hits, those not held yet (at most `room`), ranked 1.. within the hop."""
+    """Of a search's hits, those not held yet (at most `room`), ranked 1.. within the hop, linked
+    to `parent` (None: each keeps its own)."""
     out = []
     for c in found:
         if c.chunk_id in held or (room is not None and len(out) >= room):
             continue
-        out.append(replace(c, rank=len(out) + 1, parent_id=parent))
+        out.append(replace(c, rank=len(out) + 1, parent_id=parent or c.parent_id))
     return out

@@ -144,8 +144,9 @@ class Settings:
     metarag_search: str = "vector"
     reranker: str | None = None
     # the reranker's weight when its scores are fused with the search's (each standardised per
-    # question); 1: the reranker's order alone, as the original method ranks
-    rerank_weight: float = 1.0
+    # question); 1: the reranker's order alone, as the original method ranks; unset: the weight the
+    # reranker's own description gives (the packaged cross-encoder's, measured k-fold), else 1
+    rerank_weight: float | None = None
     # treehop: the model (a checkpoint or k-fold folder from 'mhgraph treehop train'; unset: the
     # packaged one, for all-MiniLM-L6-v2), the hops, its two stop rules (retrieval/treehop.py) and
     # the new branches layer-wise top-k keeps per hop (None: K, as in the paper), and whether
@@ -235,6 +236,8 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             return None if value in ("", None) else int(value)
         if ftype == "float":
             return float(value)
+        if ftype == "float | None":
+            return None if value in ("", None) else float(value)
         if ftype == "bool":
             if isinstance(value, bool):
                 return value
@@ -305,7 +308,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.hybrid_ranker not in HYBRID_RANKERS:
         raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
                            f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")
-    if not 0.0 <= settings.rerank_weight <= 1.0:
+    if settings.rerank_weight is not None and not 0.0 <= settings.rerank_weight <= 1.0:
         raise MhgraphError(f"setting 'rerank_weight' from {where('rerank_weight')}: expected a number from 0 to 1, "
                            f"got {settings.rerank_weight}")
     if not 0.0 <= settings.hybrid_alpha <= 1.0:

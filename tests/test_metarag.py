@@ -15,7 +15,8 @@ from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import detect
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.rerank.base import rerank
-from mhgraph.rerank.models import CrossEncoderReranker, FlagCrossEncoderReranker, load_reranker
+from mhgraph.rerank.models import PACKAGED, CrossEncoderReranker, FlagCrossEncoderReranker, load_reranker
+from mhgraph.rerank.onnx import OnnxCrossEncoderReranker
 from mhgraph.retrieval import build_retriever
 from mhgraph.retrieval.base import RetrievedChunk
 from mhgraph.retrieval.metarag import MetaRAGRetriever
@@ -258,6 +259,91 @@ def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(t
     assert isinstance(reranker, CrossEncoderReranker) and reranker.name.startswith("cross-encoder:")
     expected = _logits(model, tokenizer, query, PASSAGES)
     assert reranker.score(query, PASSAGES) == pytest.approx(1 / (1 + np.exp(-np.array(expected))), abs=1e-6)
+
+
+
+# -- ONNX export: what the package ships --------------------------------------------------------------
+@pytest.mark.parametrize("quantize", [False, True])
+def test_onnx_export_scores_as_the_cross_encoder(tiny_cross_encoder, settings, tmp_path, quantize) -> None:
+    """`mhgraph reranker export`: fp32 gives the cross-encoder's scores (the sigmoid of its logits,
+    long passages truncated alike); int8 weights move them by quantization error only, and shrink the
+    file. The questions it was trained on are recorded as keys, recognised whitespace-normalised."""
+    root, model, tokenizer = tiny_cross_encoder
+    query = "Which company recalled robots?"
+    passages = PASSAGES + [PASSAGES[0] * 80]   # far over 512 tokens: truncated as the cross-encoder does
+    expected = load_reranker(str(root / "tiny-cross-encoder"), bf16=False).score(query, passages)
+    out = tmp_path / "onnx"
+    done = run_cli(settings, "reranker", "export", str(root / "tiny-cross-encoder"), "--out", str(out),
+                   "--quantize" if quantize else "--no-quantize", "--questions", str(SAMPLE / "questions.json"),
+                   "--rerank-weight", "0.4")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "reranker.json", "tokenizer.json"]
+    reranker = load_reranker(str(out))
+    assert isinstance(reranker, OnnxCrossEncoderReranker) and reranker.rerank_weight == 0.4
+    scores = reranker.score(query, passages)
+    if quantize:
+        assert scores == pytest.approx(expected, abs=0.01) and (out / "model.onnx").stat().st_size < 1.5e6
+    else:
+        assert scores == pytest.approx(expected, abs=1e-6) and (out / "model.onnx").stat().st_size > 2.5e6
+    assert reranker.score(query, []) == []
+    sample = json.loads((SAMPLE / "questions.json").read_text())
+    assert reranker.saw("  " + sample[0]["query"].replace(" ", "  ")) and not reranker.saw(query)
+    assert f"in-domain trained on {len(sample)} questions" in reranker.name
+
+
+def test_onnx_reranker_folder_errors_name_the_file(tmp_path) -> None:
+    from mhgraph.errors import MhgraphError
+
+    (tmp_path / "reranker.json").write_text(json.dumps({"format": "something else", "max_length": 64}))
+    with pytest.raises(MhgraphError, match=r"reranker.json: not an ONNX reranker description .*format") as caught:
+        load_reranker(str(tmp_path))
+    (tmp_path / "reranker.json").write_text(json.dumps({"format": "mhgraph-onnx-cross-encoder", "max_length": 64,
+                                                        "activation": "sigmoid", "rerank_weight": 2}))
+    with pytest.raises(MhgraphError, match="rerank_weight must be from 0 to 1"):
+        load_reranker(str(tmp_path))
+    (tmp_path / "reranker.json").write_text(json.dumps({"format": "mhgraph-onnx-cross-encoder", "max_length": 64,
+                                                        "activation": "sigmoid"}))
+    with pytest.raises(MhgraphError, match="the ONNX reranker does not load") as caught:   # no model.onnx
+        load_reranker(str(tmp_path))
+    assert "\n" not in str(caught.value)
+
+
+def test_packaged_reranker_puts_the_answering_passage_first() -> None:
+    """The cross-encoder the package carries (trained on the development split, int8 ONNX): a
+    crafted case in news style, none of it from the benchmark."""
+    reranker = load_reranker(PACKAGED)
+    assert isinstance(reranker, OnnxCrossEncoderReranker) and reranker.name.startswith(f"onnx-cross-encoder:{PACKAGED}")
+    assert 0 < reranker.rerank_weight < 1 and len(reranker.trained_on) > 1000
+    chunks = [RetrievedChunk(chunk_id=f"c{i}", score=1.0 - i / 10, rank=i + 1, text=t)
+              for i, t in enumerate(reversed(PASSAGES))]
+    kept, _ = rerank(reranker, "Which company recalled robots over a battery fire risk?", chunks, keep=2)
+    assert kept[0].text == PASSAGES[0]
+
+
+def test_metarag_takes_the_rerankers_own_weight_unless_one_is_given(graph, settings, embedder) -> None:
+    class Weighted(TableReranker):
+        rerank_weight = 0.3
+
+    found = MetadataFilter(("Circuit Weekly",))
+    own = retriever(graph, settings, embedder, FixedFilter(found), reranker=Weighted({}))
+    assert own.rerank_weight == 0.3 and own.params["rerank_weight"] == 0.3
+    given = retriever(graph, settings, embedder, FixedFilter(found), reranker=Weighted({}), rerank_weight=0.8)
+    assert given.rerank_weight == 0.8
+    plain = retriever(graph, settings, embedder, FixedFilter(found), reranker=TableReranker({}))
+    assert plain.rerank_weight == 1.0 and "rerank_weight" not in plain.params
+
+
+def test_eval_labels_a_reranker_that_saw_the_questions(graph, settings, tiny_cross_encoder, tmp_path) -> None:
+    """An exported reranker trained on the bundled questions: the eval says it saw them (not held out)."""
+    root, _, _ = tiny_cross_encoder
+    out = tmp_path / "onnx"
+    assert run_cli(settings, "reranker", "export", str(root / "tiny-cross-encoder"), "--out", str(out),
+                   "--questions", str(SAMPLE / "questions.json")).returncode == 0
+    done = run_cli(settings, "eval", "--sample", "--method", "metarag", "--reranker", str(out), "-k", "3",
+                   "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--no-trace", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert "3 of 3 questions in training: not held out" in done.stdout
+    assert "trained on 3 of the 3 questions evaluated" in done.stderr
 
 
 @pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "nanoranker"])

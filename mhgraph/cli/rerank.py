@@ -30,6 +30,9 @@ def reranker_group() -> None:
 @click.option("--bf16/--no-bf16", default=None,
               help="bfloat16 autocast (default: on where the GPU or CPU runs it fast: AMX / AVX512-BF16).")
 @click.option("--no-final", is_flag=True, help="Skip the model trained on every question (the one shipped for users).")
+@click.option("--only-final", is_flag=True,
+              help="Train only the model on every question (for users; no fold models, so nothing to score "
+                   "these questions with).")
 @click.option("--corpus", help="Corpus the questions' gold chunks are in (default: the graph's only corpus).")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
               help="MultiHopRAG.json (default: the benchmark beside the checkout).")
@@ -38,7 +41,7 @@ def reranker_group() -> None:
 @metarag_options
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: float, negatives: int,
-              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool,
+              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool, only_final: bool,
               corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, rerank: bool | None,
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
@@ -62,7 +65,7 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(backbone=backbone, folds=folds, seed=seed, epochs=epochs, negatives=negatives,
                               max_length=max_length, batch_size=batch_size, learning_rate=learning_rate,
-                              final=not no_final, bf16=fast_bf16() if bf16 is None else bf16)
+                              final=not no_final, only_final=only_final, bf16=fast_bf16() if bf16 is None else bf16)
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         gold = gold_matcher(driver, settings.neo4j_database, name).gold_sets(questions)
@@ -75,5 +78,58 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
         texts = chunk_texts(driver, settings.neo4j_database, sorted(wanted))
     record = train_kfold(questions, gold, candidates, texts, options, out, log=click.echo,
                          questions_file=str(path), corpus=name, candidates_from=retriever.params)
+    if only_final:
+        click.echo(f"written {out}/all/ and {out}/folds.json (no fold models); use it on other data with: "
+                   f"--reranker {out}/all, or ship it with: mhgraph reranker export {out}/all")
+        return
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json); "
                f"evaluate with: mhgraph eval --method metarag --reranker kfold:{out}")
+
+
+@reranker_group.command("export")
+@click.argument("source", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Folder to write model.onnx, tokenizer.json and reranker.json to.")
+@click.option("--quantize/--no-quantize", default=True, show_default=True,
+              help="int8 weights (ONNX Runtime dynamic quantization): about a quarter of the size.")
+@click.option("--questions", "questions_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The questions it was trained on (default: those folds.json beside SOURCE records for it).")
+@click.option("--rerank-weight", type=click.FloatRange(0, 1),
+              help="The fusion weight metarag uses with it when none is given (default: 1, its order alone).")
+@click.option("--max-length", default=512, show_default=True, type=click.IntRange(min=16),
+              help="Tokens a (question, passage) pair is cut to, as the cross-encoder path scores them.")
+def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | None,
+               rerank_weight: float | None, max_length: int) -> None:
+    """Export the cross-encoder in SOURCE (e.g. models/reranker/all) to ONNX, run with ONNX Runtime
+    alone: what a user loads with --reranker OUT. It records the questions it was trained on, so an
+    evaluation on them is labelled as not held out."""
+    import json
+    from datetime import date
+
+    from mhgraph.errors import MhgraphError
+    from mhgraph.eval.questions import load_questions
+    from mhgraph.rerank.onnx import export_onnx, question_key
+    from mhgraph.training.folds import FOLDS_FILE
+
+    folds = source.parent / FOLDS_FILE
+    record = json.loads(folds.read_text(encoding="utf-8")) if folds.is_file() else {}
+    final = record.get("final") or {}
+    if final.get("path") != source.name:
+        final = {}
+    if questions_path is not None:
+        keys = sorted({question_key(q.query) for q in load_questions(questions_path)})
+    elif final.get("question_keys"):
+        keys = final["question_keys"]
+    else:
+        raise MhgraphError(f"{source}: which questions it was trained on is not recorded in {folds}: "
+                           f"give them with --questions")
+    facts = {"exported": date.today().isoformat(),
+             "training": {"corpus": record.get("corpus"), "questions_file": Path(record.get("questions_file") or
+                                                                                  questions_path or "").name,
+                          "questions": len(keys), "pairs": final.get("pairs"), "seconds": final.get("seconds"),
+                          "options": record.get("options")} if record else {"questions": len(keys)}}
+    description = export_onnx(source, out, quantize=quantize, trained_on=keys, rerank_weight=rerank_weight,
+                              max_length=max_length, **facts)
+    size = sum(p.stat().st_size for p in out.iterdir()) / 2**20
+    click.echo(f"written {out}/ ({size:.1f} MB; {description['quantization']}; trained on {len(keys)} questions); "
+               f"use it with: --reranker {out}")

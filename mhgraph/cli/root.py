@@ -17,8 +17,8 @@ from mhgraph.errors import MhgraphError
 
 SAMPLE_CORPUS = "data/sample/corpus.json"
 SAMPLE_CORPUS_NAME = "sample"
-# what --rerank uses when no reranker is named (a registry package carries its weights)
-DEFAULT_RERANKER = "bi-encoder:bge-small-en-v1.5"
+# what --rerank uses when no reranker is named: the cross-encoder the package carries (mhgraph/data/reranker/)
+DEFAULT_RERANKER = "multihop-rag-minilm"
 
 
 def sample_corpus_path() -> Path:
@@ -93,12 +93,13 @@ def metarag_options(command):
                           "the filter, linear ranker with hybrid_alpha; its vector side is scored exactly)."),
         click.option("--rerank/--no-rerank", default=None,
                      help=f"metarag: rerank the candidates (with --reranker, else {DEFAULT_RERANKER})."),
-        click.option("--reranker", help="metarag: a cross-encoder name or path, nanoranker, or bi-encoder:MODEL "
-                                        "(implies --rerank)."),
+        click.option("--reranker", help="metarag: a cross-encoder name or path, an exported ONNX folder, "
+                                        "multihop-rag-minilm (the packaged one), nanoranker, bi-encoder:MODEL or "
+                                        "kfold:DIR (implies --rerank)."),
         click.option("--rerank-weight", type=click.FloatRange(0, 1),
                      help="metarag: the reranker's weight fused with the search's score, each standardised "
-                          "(default 1: the reranker's order alone, as the original; 0.5 measured best with the "
-                          "cross-encoder trained here)."),
+                          "(default: the reranker's own, 0.5 for the packaged cross-encoder, else 1: its order "
+                          "alone, as the original)."),
     ]):
         command = option(command)
     return command

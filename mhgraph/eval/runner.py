@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -38,7 +39,7 @@ from mhgraph.graph.schema import corpus_chunking, corpus_embed_header
 from mhgraph.llm import LLM, Usage, load_llm
 from mhgraph.reasoning import demonstrations
 from mhgraph.retrieval import DEMONSTRATED, build_retriever, needs_llm, question_embedder
-from mhgraph.retrieval.base import RetrievalResult
+from mhgraph.retrieval.base import RetrievalResult, Retriever
 
 BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
 T = TypeVar("T")
@@ -200,6 +201,13 @@ def filter_report(driver: neo4j.Driver, database: str | None, corpus: str, quest
     return report
 
 
+def reranker_saw(retriever: Retriever, questions: Sequence[Question]) -> int:
+    """How many of `questions` the retriever's reranker was trained on (a model exported by
+    `mhgraph reranker export` knows; k-fold models never score their own questions)."""
+    saw = getattr(getattr(retriever, "reranker", None), "saw", None)
+    return sum(saw(q.query) for q in questions) if saw is not None else 0
+
+
 def reasoning_report(results: Iterable[RetrievalResult], params: dict[str, Any], llm: LLM | None,
                      held_out: Iterable[str]) -> dict[str, Any]:
     """ircot's and decompose's reasoning over a run: the strategy, steps after the first search
@@ -244,6 +252,10 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     if llm is not None:   # the warm-up's model calls are not the run's
         llm.usage = Usage()
     params = {**options.params, **retriever.params}
+    if seen := reranker_saw(retriever, questions):
+        params["reranker_saw"] = f"{seen} of {len(questions)} questions in training: not held out"
+        warnings.warn(f"the reranker was trained on {seen} of the {len(questions)} questions evaluated: "
+                      f"its figures on them are not held out", stacklevel=2)
 
     started_at = datetime.now(timezone.utc)
     run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]

@@ -10,6 +10,11 @@ from typing import Protocol, Sequence, runtime_checkable
 from mhgraph.retrieval.base import RetrievedChunk
 
 
+# Pairs are scored up to this many tokens whatever length a cross-encoder was trained at (the
+# k-fold figures in the README were measured so; an exported model records it and keeps it).
+MAX_PAIR_TOKENS = 512
+
+
 @runtime_checkable
 class Reranker(Protocol):
     name: str      # as reports record it: the model's name or path, and its kind

@@ -11,7 +11,10 @@
   `bi-encoder:bge-small-en-v1.5`): cosine of the question's and each passage's vectors;
 - `kfold:DIR`: the cross-encoders `mhgraph reranker train` made, k-fold by question: each question
   is scored by the model that did not see it (its fold's). DIR/all, the model trained on every
-  question, loads as a plain cross-encoder path for other data.
+  question, loads as a plain cross-encoder path for other data;
+- a folder `mhgraph reranker export` wrote (reranker.json beside model.onnx), run with ONNX Runtime,
+  and `multihop-rag-minilm`, the one the package carries (mhgraph/data/reranker/): the cross-encoder
+  trained here on every development question, exported with int8 weights.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from typing import Sequence
 import numpy as np
 
 from mhgraph.errors import MhgraphError
-from mhgraph.rerank.base import Reranker
+from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker
+from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 
 NANORANKER = "nanoranker"
 BI_ENCODER = "bi-encoder:"
 KFOLD = "kfold:"
+PACKAGED = "multihop-rag-minilm"
+PACKAGED_DIR = Path(__file__).resolve().parents[1] / "data" / "reranker" / PACKAGED
 
 
 class CrossEncoderReranker:
@@ -37,8 +43,8 @@ class CrossEncoderReranker:
     (default: where the device runs it fast, mhgraph/training/precision.py) under bfloat16 autocast,
     about 3x faster on a CPU with AMX; the order of the scores is what reranking uses."""
 
-    def __init__(self, model: str, *, max_length: int = 512, batch_size: int = 32, device: str | None = None,
-                 bf16: bool | None = None) -> None:
+    def __init__(self, model: str, *, max_length: int = MAX_PAIR_TOKENS, batch_size: int = 32,
+                 device: str | None = None, bf16: bool | None = None) -> None:
         from sentence_transformers import CrossEncoder
 
         from mhgraph.training.precision import fast_bf16
@@ -155,6 +161,10 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
         return BiEncoderReranker(spec[len(BI_ENCODER):], cache_dir)
     if spec.startswith(KFOLD):
         return KFoldReranker(Path(spec[len(KFOLD):]), device=device, bf16=bf16)
+    if spec == PACKAGED:
+        return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED)
+    if is_onnx_folder(Path(spec)):
+        return OnnxCrossEncoderReranker(spec)
     if is_flag_model(spec):
         try:
             return FlagCrossEncoderReranker(spec, device=device)
@@ -176,6 +186,10 @@ class KFoldReranker:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
         self.paths = [self.directory / m for m in facts["models"]]
+        if not self.paths:
+            raise MhgraphError(f"{self.directory / 'folds.json'}: no fold models (trained with --only-final); "
+                               f"{self.directory / 'all'} loads as a plain cross-encoder: --reranker "
+                               f"{self.directory / 'all'}")
         if len(self.paths) != self.kfold.k:
             raise MhgraphError(f"{self.directory / 'folds.json'}: {self.kfold.k} folds but {len(self.paths)} models")
         self.name = f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold)"

@@ -24,6 +24,7 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
+from mhgraph.rerank.onnx import question_key
 from mhgraph.training.folds import FINAL_MODEL, KFold
 
 DEFAULT_BACKBONE = "all-MiniLM-L6-v2"
@@ -40,6 +41,7 @@ class TrainingOptions:
     batch_size: int = 16
     learning_rate: float = 4e-5
     final: bool = True
+    only_final: bool = False    # no fold models: the model for users alone (it must not score these questions)
     bf16: bool = False      # bfloat16 autocast: on CPUs with AMX / AVX512-BF16 about 1.7x faster to train
 
 
@@ -108,7 +110,8 @@ def train_kfold(questions: Sequence[Any], gold: dict[str, list[str]], candidates
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"options": asdict(options), "folds": []}
     models = []
-    for i, (train_questions, held_out) in enumerate(kfold.split(questions, lambda q: q.query)):
+    splits = [] if options.only_final else kfold.split(questions, lambda q: q.query)
+    for i, (train_questions, held_out) in enumerate(splits):
         train = examples(train_questions, gold, candidates, texts, options.negatives)
         log(f"fold {i + 1}/{options.folds}: {len(train_questions)} training questions ({len(train)} pairs), "
             f"{len(held_out)} held out")
@@ -118,11 +121,13 @@ def train_kfold(questions: Sequence[Any], gold: dict[str, list[str]], candidates
                                 "seconds": round(seconds, 1)})
         models.append(f"fold-{i}")
         log(f"fold {i + 1}/{options.folds}: trained in {seconds:.0f} s")
-    if options.final:
+    if options.final or options.only_final:
         train = examples(questions, gold, candidates, texts, options.negatives)
         seconds = train_model(train, options, out / FINAL_MODEL)
+        # the final model's questions, as keys: an export carries them, so that an evaluation can
+        # tell when this model scores questions it saw
         record["final"] = {"questions": len(questions), "pairs": len(train), "seconds": round(seconds, 1),
-                           "path": FINAL_MODEL}
+                           "path": FINAL_MODEL, "question_keys": sorted({question_key(q.query) for q in questions})}
         log(f"final model on all {len(questions)} questions: trained in {seconds:.0f} s")
     kfold.save(out, models, **record, **facts)
     return json.loads((out / "folds.json").read_text())

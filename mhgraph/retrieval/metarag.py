@@ -74,7 +74,7 @@ class MetaRAGRetriever(Retriever):
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, extractor: FilterExtractor,
                  capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
                  mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None,
-                 search: str = "vector", alpha: float = 0.5, rerank_weight: float = 1.0) -> None:
+                 search: str = "vector", alpha: float = 0.5, rerank_weight: float | None = None) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
         if mode == "index" and not capabilities.search_clause:
@@ -91,7 +91,8 @@ class MetaRAGRetriever(Retriever):
         self.reranker = reranker
         self.search_kind = search
         self.alpha = alpha
-        self.rerank_weight = rerank_weight
+        # unset: the reranker's own recommended weight (an exported model's description may give one)
+        self.rerank_weight = rerank_weight if rerank_weight is not None else getattr(reranker, "rerank_weight", 1.0)
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
 

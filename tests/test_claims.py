@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mhgraph.claims.names import name_key
@@ -70,16 +72,21 @@ TWO_ARTICLES = [
 ]
 
 
-@pytest.fixture
-def two_articles(empty_graph, settings, embedder, tmp_path):
+def _ingested(articles, name, driver, settings, embedder, tmp_path):
+    """`articles` ingested as corpus `name` into the emptied graph."""
     import json
 
     from mhgraph.ingest.pipeline import ingest_corpus
 
-    path = tmp_path / "two.json"
-    path.write_text(json.dumps(TWO_ARTICLES))
-    ingest_corpus(path, settings, empty_graph, embedder=embedder, progress=False)
-    return empty_graph
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(articles))
+    ingest_corpus(path, settings, driver, embedder=embedder, progress=False)
+    return driver
+
+
+@pytest.fixture
+def two_articles(empty_graph, settings, embedder, tmp_path):
+    return _ingested(TWO_ARTICLES, "two", empty_graph, settings, embedder, tmp_path)
 
 
 def _graph_claims(driver, database):
@@ -131,15 +138,101 @@ def test_build_resumes_where_it_stopped(two_articles, settings, embedder, extrac
     assert _graph_claims(two_articles, db) == whole
 
 
+def test_near_duplicates_star_clustering_numbers_and_lexical_guard() -> None:
+    """Which pairs merge, on crafted unit vectors: similar and spelled alike, or a short form with one
+    expansion; never across numbers or between names that only embed close; the heaviest name
+    keeps, no chaining."""
+    import numpy as np
+
+    from mhgraph.claims.merge import lexically_close, near_duplicates
+
+    keys = ["sam bankman fried", "bankman fried", "manchester united", "manchester city", "q3 2023", "q4 2023",
+            "harbor bank", "harbour bank", "openai", "open ai", "a", "a b", "a b c"]
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=64)
+    vectors = np.array([base + rng.normal(scale=0.05, size=64) for _ in keys])
+    vectors[8] = rng.normal(size=64)   # "openai" embeds far from "open ai": the same letters still merge
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    weights = [5, 1, 3, 2, 1, 1, 1, 4, 1, 2, 1, 1, 3]
+    merged = {(keys[a], keys[k]) for a, k, _ in near_duplicates(keys, vectors, weights, threshold=0.8)}
+    # "a" is in two longer names ("a b", "a b c"): a short form with two expansions joins neither
+    assert merged == {("bankman fried", "sam bankman fried"), ("harbor bank", "harbour bank"),
+                      ("openai", "open ai"), ("a b", "a b c")}
+    assert near_duplicates(keys, vectors, weights, threshold=0.999) == [(8, 9, pytest.approx(
+        float(vectors[8] @ vectors[9])))]   # only the spelling merge is left
+    assert lexically_close("kansas city chiefs", "chiefs") and not lexically_close("bank of america",
+                                                                                     "bank of england")
+
+
+SBF_ARTICLES = [
+    {"title": "Bankman-Fried takes the stand", "author": "A. Writer", "source": "Circuit Weekly",
+     "published_at": "2023-10-27T10:00:00+00:00", "category": "business", "url": "https://example.org/3",
+     "body": "Sam Bankman-Fried testified on Friday that he had made mistakes at FTX. "
+             "Sam Bankman-Fried faces seven counts of fraud."},
+    {"title": "Verdict in the FTX trial", "author": "B. Writer", "source": "Global Finance Wire",
+     "published_at": "2023-11-03T10:00:00+00:00", "category": "business", "url": "https://example.org/4",
+     "body": "Bankman-Fried was found guilty on all seven counts on November 2. "
+             "Bankman-Fried will be sentenced in March 2024."},
+]
+
+
+@pytest.fixture
+def sbf_articles(empty_graph, settings, embedder, tmp_path):
+    return _ingested(SBF_ARTICLES, "sbf", empty_graph, settings, embedder, tmp_path)
+
+
+def test_near_duplicate_targets_merge_into_a_bridge(sbf_articles, settings, embedder, extractor) -> None:
+    """"Sam Bankman-Fried" and "Bankman-Fried" (two articles) become one Target: a bridge the name keys
+    alone miss. Rebuilding keeps the merge; retrieval finds the claims by either name."""
+    from mhgraph.claims.build import build_claims
+    from mhgraph.claims.merge import alias_map
+    from mhgraph.claims.targets import OfflineTargetFinder
+    from mhgraph.filters.sources import SourceCatalog
+    from mhgraph.retrieval.claims import ClaimsRetriever
+
+    db = settings.neo4j_database
+    apart = build_claims(sbf_articles, db, "sbf", extractor, embedder, merge_threshold=None, progress=False)
+    assert apart.bridges == 0 and not apart.merges
+    sbf_articles.execute_query("MATCH (c:Chunk) REMOVE c.claims_by", database_=db)
+    merged = build_claims(sbf_articles, db, "sbf", extractor, embedder, progress=False)
+    assert merged.bridges == 1 and merged.targets < apart.targets
+    targets = {m.label: m for m in merged.merges}["Target"]
+    assert ("Bankman-Fried", "Sam Bankman-Fried") in {(a, k) for a, k, _ in targets.examples}
+    node = sbf_articles.execute_query(
+        "MATCH (t:Target {corpus: 'sbf', key: 'sam bankman fried'})<-[:TARGETS]-(k:Claim) "
+        "RETURN t.aliases AS aliases, t.alias_keys AS keys, count(DISTINCT k.document_id) AS documents",
+        database_=db).records[0]
+    assert node["aliases"] == ["Bankman-Fried"] and node["keys"] == ["bankman fried"] and node["documents"] == 2
+    assert alias_map(sbf_articles, db, "sbf") == {"bankman fried": "sam bankman fried"}
+    assert "merged" in "\n".join(merged.lines())
+    stored = _graph_claims(sbf_articles, db)
+    sbf_articles.execute_query("MATCH (c:Chunk) REMOVE c.claims_by", database_=db)
+    again = build_claims(sbf_articles, db, "sbf", extractor, embedder, progress=False)
+    assert _graph_claims(sbf_articles, db) == stored and again.bridges == 1
+    assert all(m.merged == 0 and m.embedded == 0 for m in again.merges)   # written to the kept node; names kept
+    finder = OfflineTargetFinder(SourceCatalog.from_graph(sbf_articles, db, "sbf"), extractor.nlp)
+    retriever = ClaimsRetriever(sbf_articles, embedder, finder, db, corpus="sbf")
+    result = retriever.search("When will Bankman-Fried be sentenced after he testified?", top_k=4)
+    assert "sam bankman fried" in {c["target"] for c in result.details["claims"] if c["hop"] == 1}
+    assert len({c.document_id for h in result.hops for c in h.chunks}) == 2   # both articles, through the alias
+
+
 def test_claims_build_command_on_the_sample(settings, empty_graph, tmp_path) -> None:
     from tests.conftest import run_cli
 
     env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
-    assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
-    result = run_cli(settings, "claims", "build", "--no-progress", env=env)
-    assert result.returncode == 0, result.stderr
-    assert "claims of corpus 'sample' by offline claim extractor (spaCy, no language model)" in result.stdout
-    assert "bridges" in result.stdout
+    ingested = run_cli(settings, "ingest", "--no-progress", "--claims", env=env)   # the layer at ingest
+    assert ingested.returncode == 0, ingested.stderr
+    assert "claims of corpus 'sample' by offline claim extractor (spaCy, no language model)" in ingested.stdout
+    assert "bridges" in ingested.stdout and "into near-duplicate names (cosine >= 0.80)" in ingested.stdout
+    stored = int(re.search(r"claims +(\d+) \(", ingested.stdout).group(1))
+    assert stored > 0
+    again = run_cli(settings, "claims", "build", "--no-progress", env=env)   # on the existing graph: done already
+    assert again.returncode == 0, again.stderr
+    assert "(0 extracted now)" in again.stdout and f"claims    {stored} (" in again.stdout
+    merged = run_cli(settings, "claims", "merge", "--threshold", "0.5", "--examples", "2", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "names of corpus 'sample' merged at cosine >= 0.50" in merged.stdout and "bridges" in merged.stdout
 
 
 def test_claim_bridge_retrieval_crosses_articles(two_articles, settings, embedder, extractor) -> None:

@@ -10,14 +10,16 @@ and last marks them (`Chunk.claims_by` = the extractor's label). So a build kill
 and run again redoes at most one batch, a build run twice changes nothing, and a build with
 another extractor replaces every chunk's claims. Topic and Target nodes are merged by name key
 (mhgraph/claims/names.py) within the corpus: claims of different articles that meet on a Target
-are the bridges. A Claim id hashes the chunk id, the claim's place in it and its text.
+are the bridges. After the chunks, near-duplicate names are merged by embedding similarity
+(mhgraph/claims/merge.py), and a later batch writes a claim whose key was merged to the node kept.
+A Claim id hashes the chunk id, the claim's place in it and its text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import neo4j
@@ -25,6 +27,7 @@ from tqdm import tqdm
 
 from mhgraph import cypher
 from mhgraph.claims.extract import ClaimExtractor
+from mhgraph.claims.merge import DEFAULT_THRESHOLD, NAME_LABELS, MergeSummary, alias_map, merge_near_duplicates
 from mhgraph.claims.names import name_key
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import detect
@@ -47,6 +50,9 @@ class ClaimsSummary:
     extract_seconds: float
     embed_seconds: float
     write_seconds: float
+    merges: list[MergeSummary] = field(default_factory=list)
+    merge_threshold: float | None = None
+    merge_seconds: float = 0.0
 
     @property
     def claims_per_chunk(self) -> float:
@@ -58,8 +64,11 @@ class ClaimsSummary:
                 f"  claims    {self.claims} ({self.claims_per_chunk:.2f} per chunk)",
                 f"  topics    {self.topics}",
                 f"  targets   {self.targets}, of which bridges {self.bridges} (targets of claims from 2+ documents)",
+                *(["  merged    " + ", ".join(f"{m.merged} of {m.names} {m.label.lower()}s" for m in self.merges)
+                   + f" into near-duplicate names (cosine >= {self.merge_threshold:.2f})"] if self.merges else []),
                 f"  time      {self.seconds:.1f} s (extracting {self.extract_seconds:.1f} s, embedding "
-                f"{self.embed_seconds:.1f} s, writing {self.write_seconds:.1f} s)"]
+                f"{self.embed_seconds:.1f} s, writing {self.write_seconds:.1f} s, merging names "
+                f"{self.merge_seconds:.1f} s)"]
 
 
 def ensure_claim_schema(driver: neo4j.Driver, database: str | None, dimensions: int) -> None:
@@ -81,6 +90,11 @@ def claim_count(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
     return records[0]["claims"]
 
 
+def claims_summary(driver: neo4j.Driver, database: str | None, corpus: str) -> neo4j.Record:
+    """Claims, chunks (with claims), topics, targets and bridges of `corpus`'s claim layer."""
+    return driver.execute_query(cypher.load("claims/summary"), corpus=corpus, database_=database).records[0]
+
+
 def claim_id(chunk_id: str, place: int, text: str) -> str:
     return hashlib.sha256(f"{chunk_id}\x00{place}\x00{text}".encode()).hexdigest()[:32]
 
@@ -95,11 +109,12 @@ def _write_batch(tx: neo4j.ManagedTransaction, corpus: str, extractor: str, chun
 
 def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extractor: ClaimExtractor,
                  embedder: TextEmbedder, *, batch_size: int = 32, limit: int | None = None,
-                 progress: bool = True) -> ClaimsSummary:
+                 merge_threshold: float | None = DEFAULT_THRESHOLD, progress: bool = True) -> ClaimsSummary:
     """Extract, embed and store the claims of every chunk of `corpus` not yet done by `extractor`
-    (at most `limit` chunks this run)."""
+    (at most `limit` chunks this run), then merge near-duplicate names (None: no merging)."""
     started = time.perf_counter()
     ensure_claim_schema(driver, database, embedder.dimensions)
+    merged = {label: alias_map(driver, database, corpus, label) for label in NAME_LABELS}
     records, _, _ = driver.execute_query(cypher.load("claims/pending_chunks"), corpus=corpus,
                                          extractor=extractor.label, database_=database)
     pending: Sequence[neo4j.Record] = records[:limit] if limit is not None else records
@@ -111,10 +126,12 @@ def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extrac
             rows: list[dict[str, Any]] = []
             for r in batch:
                 for place, claim in enumerate(extractor.extract(r["text"], r["title"])):
+                    topic_key = name_key(claim.topic) or claim.topic.lower()
+                    target_key = name_key(claim.target) or claim.target.lower()
                     rows.append({"id": claim_id(r["chunk_id"], place, claim.text), "chunk": r["chunk_id"],
-                                 "document": r["document_id"], "text": claim.text,
-                                 "topic": claim.topic, "topic_key": name_key(claim.topic) or claim.topic.lower(),
-                                 "target": claim.target, "target_key": name_key(claim.target) or claim.target.lower()})
+                                 "document": r["document_id"], "text": claim.text, "topic": claim.topic,
+                                 "topic_key": merged["Topic"].get(topic_key, topic_key), "target": claim.target,
+                                 "target_key": merged["Target"].get(target_key, target_key)})
             timing["extract"] += time.perf_counter() - t
             t = time.perf_counter()
             if rows:
@@ -128,8 +145,12 @@ def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extrac
             timing["write"] += time.perf_counter() - t
             bar.update(len(batch))
     driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
-    counts = driver.execute_query(cypher.load("claims/summary"), corpus=corpus, database_=database).records[0]
+    t = time.perf_counter()
+    merges = [] if merge_threshold is None else [
+        merge_near_duplicates(driver, database, corpus, label, embedder, merge_threshold) for label in NAME_LABELS]
+    merge_seconds = time.perf_counter() - t
+    counts = claims_summary(driver, database, corpus)
     return ClaimsSummary(corpus, extractor.label, counts["chunks"], counts["chunks_done"], len(pending),
                          counts["claims"], counts["topics"],
                          counts["targets"], counts["bridges"], time.perf_counter() - started,
-                         timing["extract"], timing["embed"], timing["write"])
+                         timing["extract"], timing["embed"], timing["write"], merges, merge_threshold, merge_seconds)

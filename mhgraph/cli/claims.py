@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from mhgraph.claims.merge import DEFAULT_THRESHOLD
 from mhgraph.cli.root import cli, llm_options, quiet_progress, settings_from
+from mhgraph.config import Settings
 
 
 @cli.group("claims")
@@ -17,23 +19,39 @@ def claims_group() -> None:
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Chunks extracted, embedded and written per transaction.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most N chunks this run (a build resumes where it stopped).")
+@click.option("--merge-threshold", default=DEFAULT_THRESHOLD, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True),
+              help="Merge Topic / Target names whose embeddings are at least this similar (cosine) and that are "
+                   "spelled alike or one a short form of the other (mhgraph/claims/merge.py).")
+@click.option("--no-merge", is_flag=True, help="Merge names by key only, not by embedding similarity.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @llm_options
 @click.pass_context
-def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit: int | None, no_progress: bool,
+def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit: int | None, merge_threshold: float,
+                 no_merge: bool, no_progress: bool,
                  llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Extract the claims of every chunk not yet done: with the configured language model, or
-    with the offline extractor (spaCy) when the backend is none."""
+    with the offline extractor (spaCy) when the backend is none; then merge near-duplicate names."""
+    if no_progress:
+        quiet_progress()
+    settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
+    build_claim_layer(settings, batch_size=batch_size, limit=limit,
+                      merge_threshold=None if no_merge else merge_threshold, cache=not no_cache,
+                      progress=not no_progress)
+
+
+def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
+                      merge_threshold: float | None = DEFAULT_THRESHOLD, cache: bool = True,
+                      progress: bool = True) -> None:
+    """`claims build` on settings.corpus (or the graph's only corpus), its summary printed; also
+    what `ingest --claims` runs after the ingest."""
     from mhgraph.claims.build import build_claims
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.llm import load_llm
     from mhgraph.retrieval import question_embedder
 
-    if no_progress:
-        quiet_progress()
-    settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
-    llm = load_llm(settings, cache=not no_cache)
+    llm = load_llm(settings, cache=cache)
     if llm is None:
         from mhgraph.claims.extract import OfflineClaimExtractor
 
@@ -46,9 +64,43 @@ def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(driver, settings, name)
         summary = build_claims(driver, settings.neo4j_database, name, extractor, embedder, batch_size=batch_size,
-                               limit=limit, progress=not no_progress)
+                               limit=limit, merge_threshold=merge_threshold, progress=progress)
     click.echo("\n".join(summary.lines()))
     if llm is not None:
         usage = llm.usage
         click.echo(f"  model     {llm.label}: {usage.calls} calls ({usage.cache_hits} cached), {usage.prompt_tokens} "
                    f"prompt and {usage.completion_tokens} completion tokens, {usage.failures} failures")
+
+
+@claims_group.command("merge")
+@click.option("--corpus", help="Corpus whose claim layer to merge (default: the graph's only corpus).")
+@click.option("--threshold", default=DEFAULT_THRESHOLD, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+              help="Cosine similarity two names' embeddings need (besides being spelled alike or one a short "
+                   "form of the other; mhgraph/claims/merge.py).")
+@click.option("--examples", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Print the first N merged pairs of each kind.")
+@click.pass_context
+def claims_merge(ctx: click.Context, corpus: str | None, threshold: float, examples: int) -> None:
+    """Merge near-duplicate Topic and Target names of a built claim layer ('claims build' does this
+    at its end): the absorbed node's claims move to the kept one, which records its names as aliases."""
+    from mhgraph.claims.build import claims_summary
+    from mhgraph.claims.merge import NAME_LABELS, merge_near_duplicates
+    from mhgraph.graph.connection import connect
+    from mhgraph.graph.corpora import resolve_corpus
+    from mhgraph.retrieval import question_embedder
+
+    settings = settings_from(ctx, corpus=corpus)
+    with connect(settings) as driver:
+        name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
+        embedder = question_embedder(driver, settings, name)
+        merges = [merge_near_duplicates(driver, settings.neo4j_database, name, label, embedder, threshold)
+                  for label in NAME_LABELS]
+        counts = claims_summary(driver, settings.neo4j_database, name)
+    click.echo(f"names of corpus '{name}' merged at cosine >= {threshold:.2f} ({embedder.model_name})")
+    for m in merges:
+        click.echo(f"  {m.label.lower() + 's':9} {m.merged} of {m.names} merged into another "
+                   f"({m.embedded} names embedded now)")
+        for absorbed, kept, similarity in m.examples[:examples]:
+            click.echo(f"    {absorbed!r} -> {kept!r} ({similarity:.3f})")
+    click.echo(f"  now       {counts['topics']} topics, {counts['targets']} targets, of which bridges "
+               f"{counts['bridges']}")

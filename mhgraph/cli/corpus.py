@@ -9,6 +9,7 @@ import click
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
+    llm_options,
     quiet_progress,
     sample_corpus_path,
     settings_from,
@@ -35,11 +36,16 @@ from mhgraph.errors import MhgraphError
 @click.option("--overlap-writes", is_flag=True,
               help="Write each batch in a second thread while the next is embedded (for a remote server; "
                    "holds two batches).")
+@click.option("--claims", "with_claims", is_flag=True,
+              help="Then build the corpus's claim layer, as 'mhgraph claims build' does (with the configured "
+                   "language model, or offline with spaCy when the backend is none).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@llm_options
 @click.pass_context
 def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, overlap_writes: bool,
-           no_progress: bool, **overrides: object) -> None:
-    """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample."""
+           with_claims: bool, no_progress: bool, no_cache: bool, **overrides: object) -> None:
+    """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample.
+    With --claims, its claim layer after (--llm-backend / --llm-model choose the extractor)."""
     from mhgraph.graph.connection import connect
     from mhgraph.ingest.pipeline import ingest_corpus
 
@@ -51,6 +57,13 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
         summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, overlap=overlap_writes,
                                 progress=not no_progress)
     click.echo("\n".join(summary.lines()))
+    if with_claims:
+        import dataclasses
+
+        from mhgraph.cli.claims import build_claim_layer
+
+        build_claim_layer(dataclasses.replace(settings, corpus=summary.corpus), cache=not no_cache,
+                          progress=not no_progress)
 
 
 @cli.group(invoke_without_command=True)

@@ -22,6 +22,7 @@ from typing import Any
 import neo4j
 
 from mhgraph import cypher
+from mhgraph.claims.merge import alias_map
 from mhgraph.claims.names import name_key
 from mhgraph.claims.targets import TargetFinder
 from mhgraph.embeddings import TextEmbedder
@@ -43,6 +44,12 @@ class ClaimsRetriever(Retriever):
         self.corpus = corpus
         self.max_targets = max_targets
         self.candidates = candidates
+        # names merged into another Target (mhgraph/claims/merge.py): a question's target is looked up by the kept key
+        self.aliases = alias_map(driver, database, corpus, "Target")
+
+    def _key(self, name: str) -> str:
+        key = name_key(name) or name.lower()
+        return self.aliases.get(key, key)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -51,7 +58,7 @@ class ClaimsRetriever(Retriever):
     def _claims(self, targets: list[str], question: list[float], per_target: int,
                 exclude: set[str]) -> list[neo4j.Record]:
         vectors = self.embedder.embed_queries(targets)
-        rows = [{"key": name_key(t) or t.lower(), "name": t, "embedding": [float(x) for x in v]}
+        rows = [{"key": self._key(t), "name": t, "embedding": [float(x) for x in v]}
                 for t, v in zip(targets, vectors)]
         records, _, _ = self.driver.execute_query(
             cypher.load("retrieval/claims_for_targets"), targets=rows, corpus=self.corpus, question=question,
@@ -78,7 +85,7 @@ class ClaimsRetriever(Retriever):
         hops = [Hop(1, self._chunks(hop1, {}), query="; ".join(asked), seconds=time.perf_counter() - t)]
         trail = [{"hop": 1, "target": r["asked"], "claim": r["claim_id"], "claim_text": r["claim"],
                   "chunk": r["chunk_id"]} for r in hop1]
-        used = {name_key(a) for a in asked}
+        used = {self._key(a) for a in asked}
         further: list[str] = []
         parent_of: dict[str, str] = {}
         if hop1:
@@ -88,7 +95,7 @@ class ClaimsRetriever(Retriever):
                 named, failure = [[] for _ in hop1], str(exc)
             for r, names in zip(hop1, named):
                 for name in names:
-                    key = name_key(name) or name.lower()
+                    key = self._key(name)
                     if key not in used and len(used) < self.max_targets:
                         used.add(key)
                         further.append(name)

@@ -9,7 +9,8 @@ README recommends reranks them; both forms rerank the same candidates, fused wit
 score at the weight the package records (0.5), and keep K' = 10. Both forms were trained on every
 development question, so the gold hit rates below are NOT results (the model saw these questions):
 they only compare the two forms of one model. The k-fold figures in metarag-reranker-*.md are the
-held-out ones.
+held-out ones. Last, how much the question matters to its scores: the same candidates scored
+under other questions.
 """
 
 from __future__ import annotations
@@ -90,6 +91,18 @@ def main(argv: list[str] | None = None) -> int:
         max_diff.append(float(np.max(np.abs(np.subtract(raw["source"], raw["packaged"])))))
         same_top.append(kept["source"][:4] == kept["packaged"][:4])
         same_set.append(set(kept["source"]) == set(kept["packaged"]))
+    # does the question matter? the same 20 chunks scored under 4 different questions: the mean
+    # correlation of the score vectors (1: the question changes nothing)
+    dependence = {}
+    probes = scored[:4]
+    for name, model in (("source", source), ("packaged", packaged)):
+        correlations = []
+        for q in scored[:10]:
+            texts = [c.text for c in candidates[q.id]]
+            vectors = [model.score(p.query, texts) for p in probes if p.id != q.id][:3] + [model.score(q.query, texts)]
+            matrix = np.corrcoef(np.array(vectors))
+            correlations.append(matrix[np.triu_indices(len(vectors), 1)].mean())
+        dependence[name] = float(np.mean(correlations))
     size = sum(p.stat().st_size for p in Path(packaged.folder).iterdir()) / 2**20
     source_size = sum(p.stat().st_size for p in Path(args.source).rglob("*") if p.is_file()) / 2**20
     ms = {k: 1000 * float(np.median(v)) for k, v in seconds.items()}
@@ -114,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         [f"questions with the same {args.keep} kept after fusion", f"{np.mean(same_set):.1%}"],
         ["a gold chunk in the first 4: float32 / int8 (seen in training)",
          f"{np.mean(hits['source']):.3f} / {np.mean(hits['packaged']):.3f}"],
+        ["the same 20 candidates scored under 4 different questions, mean correlation of the scores "
+         "(10 candidate sets; 1: the question changes nothing): float32 / int8",
+         f"{dependence['source']:.3f} / {dependence['packaged']:.3f}"],
         ["reranking 20 candidates, ms per question p50: float32 torch / int8 ONNX Runtime",
          f"{ms['source']:.0f} / {ms['packaged']:.0f}"],
     ])

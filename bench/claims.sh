@@ -4,8 +4,8 @@
 # merged (bench/claims_merge.py records the threshold study first, as
 # bench/results/claims-merge-NAME.md); then `claims` at top 8 claims beside `vector` at K = 8 and 16
 # and `metarag` at K = 10 on the development split (and TreeHop's k-fold runs as bench/treehop.sh
-# recorded them), both scoring rules, and the share of gold evidence facts a claim covers. Recorded as bench/results/claims-NAME.md (+ summaries in
-# bench/results/claims-NAME/). The LLM path (--llm-backend local|openai on 'claims build' and
+# recorded them), both scoring rules, and the share of gold evidence facts a claim covers. Recorded
+# as bench/results/claims-NAME.md (+ summaries in bench/results/claims-NAME/). The LLM path (--llm-backend local|openai on 'claims build' and
 # 'eval') is not part of this run: the local model is far too slow for 6,500 chunks here.
 #   bash bench/claims.sh [QUESTIONS_JSON] [NAME]        (RESUME=1 keeps finished runs)
 set -euo pipefail

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from mhgraph import cypher
 from mhgraph.claims.extract import ClaimExtractor
-from mhgraph.claims.merge import DEFAULT_THRESHOLD, NAME_LABELS, MergeSummary, alias_map, merge_near_duplicates
+from mhgraph.claims.merge import DEFAULT_THRESHOLD, NAME_LABELS, MergeSummary, alias_map, merge_all
 from mhgraph.claims.names import name_key
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import detect
@@ -146,8 +146,7 @@ def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extrac
             bar.update(len(batch))
     driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
     t = time.perf_counter()
-    merges = [] if merge_threshold is None else [
-        merge_near_duplicates(driver, database, corpus, label, embedder, merge_threshold) for label in NAME_LABELS]
+    merges = [] if merge_threshold is None else merge_all(driver, database, corpus, embedder, merge_threshold)
     merge_seconds = time.perf_counter() - t
     counts = claims_summary(driver, database, corpus)
     return ClaimsSummary(corpus, extractor.label, counts["chunks"], counts["chunks_done"], len(pending),

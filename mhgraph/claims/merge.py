@@ -159,6 +159,12 @@ def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: st
     return MergeSummary(label, len(records), len(triples), len(missing), examples)
 
 
+def merge_all(driver: neo4j.Driver, database: str | None, corpus: str, embedder: TextEmbedder,
+              threshold: float = DEFAULT_THRESHOLD) -> list[MergeSummary]:
+    """Targets, then Topics, of `corpus` merged (what `claims build` ends with and `claims merge` runs)."""
+    return [merge_near_duplicates(driver, database, corpus, label, embedder, threshold) for label in NAME_LABELS]
+
+
 def alias_map(driver: neo4j.Driver, database: str | None, corpus: str, label: str = "Target") -> dict[str, str]:
     """Absorbed key -> kept key, for `label` nodes of `corpus`."""
     if label not in NAME_LABELS:

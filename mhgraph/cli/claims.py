@@ -84,7 +84,7 @@ def claims_merge(ctx: click.Context, corpus: str | None, threshold: float, examp
     """Merge near-duplicate Topic and Target names of a built claim layer ('claims build' does this
     at its end): the absorbed node's claims move to the kept one, which records its names as aliases."""
     from mhgraph.claims.build import claims_summary
-    from mhgraph.claims.merge import NAME_LABELS, merge_near_duplicates
+    from mhgraph.claims.merge import merge_all
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.retrieval import question_embedder
@@ -93,8 +93,7 @@ def claims_merge(ctx: click.Context, corpus: str | None, threshold: float, examp
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(driver, settings, name)
-        merges = [merge_near_duplicates(driver, settings.neo4j_database, name, label, embedder, threshold)
-                  for label in NAME_LABELS]
+        merges = merge_all(driver, settings.neo4j_database, name, embedder, threshold)
         counts = claims_summary(driver, settings.neo4j_database, name)
     click.echo(f"names of corpus '{name}' merged at cosine >= {threshold:.2f} ({embedder.model_name})")
     for m in merges:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from mhgraph.cli.root import cli, metarag_options, settings_from
+from mhgraph.rerank.base import MAX_PAIR_TOKENS
 
 
 @cli.group("reranker")
@@ -41,7 +42,8 @@ def reranker_group() -> None:
 @metarag_options
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: float, negatives: int,
-              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool, only_final: bool,
+              max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool,
+              only_final: bool,
               corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, rerank: bool | None,
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
@@ -96,7 +98,7 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
               help="The questions it was trained on (default: those folds.json beside SOURCE records for it).")
 @click.option("--rerank-weight", type=click.FloatRange(0, 1),
               help="The fusion weight metarag uses with it when none is given (default: 1, its order alone).")
-@click.option("--max-length", default=512, show_default=True, type=click.IntRange(min=16),
+@click.option("--max-length", default=MAX_PAIR_TOKENS, show_default=True, type=click.IntRange(min=16),
               help="Tokens a (question, passage) pair is cut to, as the cross-encoder path scores them.")
 def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | None,
                rerank_weight: float | None, max_length: int) -> None:

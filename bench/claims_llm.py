@@ -24,7 +24,7 @@ from mhgraph import cypher
 from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
 from mhgraph.claims.targets import LLMTargetFinder, OfflineTargetFinder
 from mhgraph.config import load_settings
-from mhgraph.eval.questions import load_questions
+from mhgraph.benchmark import load_questions
 from mhgraph.eval.runner import gold_matcher
 from mhgraph.filters.sources import SourceCatalog
 from mhgraph.graph.connection import connect

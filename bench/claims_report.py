@@ -18,7 +18,7 @@ from environment import describe, machine
 from markdown import compare_lines, f, load_summaries, neo4j_server, report_parser, split_label, table
 
 from mhgraph.config import load_settings
-from mhgraph.eval.questions import load_questions
+from mhgraph.benchmark import load_questions
 from mhgraph.eval.runner import gold_matcher
 from mhgraph.graph.connection import connect
 from mhgraph.reasoning.text import content_words

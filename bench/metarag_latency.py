@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from mhgraph.config import load_settings
-    from mhgraph.eval.questions import load_questions
+    from mhgraph.benchmark import load_questions
     from mhgraph.filters.extractors import build_extractor
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import delete_corpus

@@ -28,7 +28,7 @@ from markdown import split_label, table
 from tqdm import tqdm
 
 from mhgraph.config import load_settings
-from mhgraph.eval.questions import load_questions
+from mhgraph.benchmark import load_questions
 from mhgraph.eval.runner import gold_matcher
 from mhgraph.graph.connection import connect
 from mhgraph.rerank.base import rerank

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     import dataclasses
 
     from mhgraph.config import load_settings
-    from mhgraph.eval.questions import load_questions
+    from mhgraph.benchmark import load_questions
     from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 

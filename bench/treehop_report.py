@@ -23,7 +23,7 @@ from markdown import neo4j_server, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mhgraph.eval.gold import normalise  # noqa: E402
-from mhgraph.eval.questions import load_questions  # noqa: E402
+from mhgraph.benchmark import load_questions  # noqa: E402
 
 PUBLISHED_RECALL = {("direct", 5): 48.6, ("direct", 10): 67.8, (5, 2): (57.9, 7.0), (5, 3): (61.1, 8.4),
                     (10, 2): (72.8, 13.1)}

@@ -64,7 +64,7 @@ def percentile(values: list[float], q: float) -> float:
 def queries_from(args: argparse.Namespace, texts: list[str], sources: list[str]) -> list[tuple[str, list[str]]]:
     """(query text, sources to filter on) pairs."""
     if args.questions:
-        from mhgraph.eval.questions import load_questions
+        from mhgraph.benchmark import load_questions
 
         out = []
         for q in load_questions(args.questions, limit=args.limit):

@@ -14,7 +14,7 @@ from mhgraph.answer import ABSTAIN, OfflineReader
 from mhgraph.answer.reader import parse_reply
 from mhgraph.eval.answers import exact_correct, official_correct, score_answer
 from mhgraph.ingest.pipeline import ingest_corpus
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.types import RetrievedChunk
 from tests.conftest import SAMPLE, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
 

@@ -12,7 +12,8 @@ from mhgraph.eval.gold import (
     ChunkRef, DocumentRef, GoldMatcher, contains_fact, coverage_report, gold_chunk_ids, normalise,
     normalise_with_offsets,
 )
-from mhgraph.eval.questions import Evidence, Question, load_questions
+from mhgraph.types import Evidence, Question
+from mhgraph.benchmark import load_questions
 from mhgraph.ingest.corpus import read_corpus
 
 SAMPLE = Path(mhgraph.__file__).parent / "data" / "sample"

@@ -14,9 +14,9 @@ from mhgraph.eval.difficulty import (
 from mhgraph.eval.metrics import (
     HopScore, aggregate, grouped, hop_scores, null_scores, prf, ranking_scores, score_results,
 )
-from mhgraph.eval.questions import Evidence, Question
+from mhgraph.types import Evidence, Question
 from mhgraph.eval.report import compare, summarise, to_markdown, write_report
-from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 approx = pytest.approx
 

@@ -11,10 +11,10 @@ import pytest
 
 from mhgraph.eval import official
 from mhgraph.eval.official import excerpt, item_text, normalise, score_result, score_texts, summarise
-from mhgraph.eval.questions import Evidence, Question
+from mhgraph.types import Evidence, Question
 from mhgraph.eval.report import compare, to_markdown
 from mhgraph.ingest.corpus import parse_datetime
-from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = (REPO.parent / "shared" / "data" / "multihop-rag" / "reference-runs" / "multi-meta-rag-voyage02-first51"

@@ -11,7 +11,8 @@ import pytest
 
 import mhgraph
 from mhgraph.errors import InputError, MhgraphError
-from mhgraph.eval.questions import MISSING_HINT, Question, load_questions, question_id
+from mhgraph.benchmark import MISSING_HINT, load_questions, question_id
+from mhgraph.types import Question
 
 SAMPLE_QUESTIONS = Path(mhgraph.__file__).parent / "data" / "sample" / "questions.json"
 

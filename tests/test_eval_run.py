@@ -182,8 +182,8 @@ def test_hop_links_are_stored_for_multi_hop_results(sample_graph, settings) -> N
     """A two-hop result whose second-hop chunks name their parents becomes LED_TO paths."""
     from datetime import datetime, timezone
 
-    from mhgraph.eval.questions import load_questions
-    from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk
+    from mhgraph.benchmark import load_questions
+    from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
     question = load_questions(QUESTIONS, limit=1)[0]
     ids = [r["id"] for r in q(sample_graph, settings, "MATCH (c:Chunk) RETURN c.id AS id ORDER BY id LIMIT 4")]
@@ -213,7 +213,7 @@ def test_official_block_in_report_and_results(runs, sample_graph, settings) -> N
     and its relevant ranks agree with the rule applied here to the chunks' texts read back from
     Neo4j with headers built from the corpus file (published_at as the corpus writes it)."""
     from mhgraph.eval.official import RULE, item_text, score_texts
-    from mhgraph.retrieval.base import RetrievedChunk
+    from mhgraph.types import RetrievedChunk
 
     run = runs["vector"]
     summary = json.loads((run.run_dir / "report.json").read_text())

@@ -213,7 +213,7 @@ def test_llm_extractor_validates_and_resolves_the_reply() -> None:
 
 
 def test_gold_extractor_and_quality() -> None:
-    from mhgraph.eval.questions import load_questions
+    from mhgraph.benchmark import load_questions
 
     questions = load_questions(SAMPLE / "questions.json")
     gold = gold_extractor(questions)

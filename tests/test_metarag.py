@@ -18,7 +18,7 @@ from mhgraph.rerank.base import rerank
 from mhgraph.rerank.models import PACKAGED, CrossEncoderReranker, FlagCrossEncoderReranker, load_reranker
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker
 from mhgraph.retrieval import build_retriever
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.types import RetrievedChunk
 from mhgraph.retrieval.metarag import MetaRAGRetriever
 from tests.conftest import REPO, SAMPLE, run_cli, wipe
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mhgraph.errors import MhgraphError
-from mhgraph.eval.questions import load_questions
+from mhgraph.benchmark import load_questions
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.rerank.models import KFoldReranker, load_reranker
 from mhgraph.rerank.train import Example, examples

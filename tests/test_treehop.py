@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from mhgraph.errors import MhgraphError
-from mhgraph.eval.questions import load_questions
+from mhgraph.benchmark import load_questions
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval import build_retriever

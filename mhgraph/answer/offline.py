@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Iterator, Sequence
 
 from mhgraph.answer.reader import ABSTAIN, Answer, Citation
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.types import RetrievedChunk
 
 LABEL = "offline heuristic (no language model)"
 YES_NO_OPENERS = frozenset(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Protocol, Sequence
 
 from mhgraph.llm import LLM, LLMError
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.types import RetrievedChunk
 
 # The benchmark's gold answer for a question the corpus cannot answer.
 ABSTAIN = "Insufficient information."

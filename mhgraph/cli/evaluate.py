@@ -100,7 +100,8 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         return
     if not method:
         raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")
-    from mhgraph.eval.runner import EvalOptions, default_questions_path, evaluate
+    from mhgraph.eval.runner import EvalOptions, evaluate
+    from mhgraph.benchmark import default_questions_path
 
     if sample:
         questions_path = sample_corpus_path().with_name("questions.json")

@@ -53,8 +53,9 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     from tqdm import tqdm
 
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
-    from mhgraph.eval.questions import load_questions
-    from mhgraph.eval.runner import default_questions_path, gold_matcher
+    from mhgraph.benchmark import load_questions
+    from mhgraph.benchmark import default_questions_path
+    from mhgraph.eval.runner import gold_matcher
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.rerank.train import TrainingOptions, chunk_texts, train_kfold
@@ -109,7 +110,7 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
     from datetime import date
 
     from mhgraph.errors import MhgraphError
-    from mhgraph.eval.questions import load_questions
+    from mhgraph.benchmark import load_questions
     from mhgraph.rerank.onnx import export_onnx, question_key
     from mhgraph.training.folds import FOLDS_FILE
 

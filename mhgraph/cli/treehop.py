@@ -50,8 +50,8 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
-    from mhgraph.eval.questions import load_questions
-    from mhgraph.eval.runner import default_questions_path
+    from mhgraph.benchmark import load_questions
+    from mhgraph.benchmark import default_questions_path
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.retrieval import question_embedder

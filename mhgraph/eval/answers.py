@@ -20,7 +20,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Sequence
 
 from mhgraph.answer.reader import CITATION, Answer, is_abstention
-from mhgraph.eval.questions import Question
+from mhgraph.types import Question
 
 _OFFICIAL_ANSWER = re.compile(r'The answer to the question is "(.*?)"')
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Iterable, Literal, Sequence, Union
 from mhgraph.errors import MhgraphError
 
 if TYPE_CHECKING:
-    from mhgraph.eval.questions import Question
+    from mhgraph.types import Question
     from mhgraph.ingest.corpus import Article
 
 _TRANSLATE = str.maketrans({

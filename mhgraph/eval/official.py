@@ -36,8 +36,8 @@ from statistics import fmean
 from typing import Iterable, Mapping, Sequence
 
 from mhgraph.eval.gold import FACT_PREVIEW, UnmatchedFact
-from mhgraph.eval.questions import Question
-from mhgraph.retrieval.base import RetrievalResult, RetrievedChunk
+from mhgraph.types import Question
+from mhgraph.types import RetrievalResult, RetrievedChunk
 
 RULE = "official rule (MultiHop-RAG retrieval_evaluate.py)"
 SCORINGS = ("ours", "official", "both")

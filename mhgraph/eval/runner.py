@@ -32,30 +32,18 @@ from mhgraph.eval.answers import score_answer, summarise_answers
 from mhgraph.eval.difficulty import difficulties
 from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
 from mhgraph.eval.metrics import RECALL_AT, score_results
-from mhgraph.eval.questions import Question, load_questions
+from mhgraph.types import Question
+from mhgraph.benchmark import load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.graph.schema import corpus_chunking, corpus_embed_header
 from mhgraph.llm import LLM, Usage, load_llm
 from mhgraph.reasoning import demonstrations
 from mhgraph.retrieval import DEMONSTRATED, build_retriever, needs_llm, question_embedder
-from mhgraph.retrieval.base import RetrievalResult, Retriever
+from mhgraph.types import RetrievalResult
+from mhgraph.retrieval.base import Retriever
 
-BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
 T = TypeVar("T")
-
-
-def default_questions_path() -> Path:
-    """$MHGRAPH_BENCHMARK_DIR, else ../shared/data/multihop-rag beside the current directory or
-    beside this checkout (an editable install), whichever exists."""
-    if base := os.environ.get(BENCHMARK_DIR_ENV):
-        return Path(base) / "MultiHopRAG.json"
-    relative = Path("../shared/data/multihop-rag")
-    checkout = Path(__file__).resolve().parents[2]
-    for candidate in (relative, checkout.parent / "shared" / "data" / "multihop-rag"):
-        if candidate.is_dir():
-            return candidate / "MultiHopRAG.json"
-    return relative / "MultiHopRAG.json"
 
 
 @dataclass

@@ -27,8 +27,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.eval.questions import Question
-from mhgraph.retrieval.base import RetrievalResult
+from mhgraph.types import Question
+from mhgraph.types import RetrievalResult
 
 BATCH = 2000
 

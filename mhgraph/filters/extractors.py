@@ -231,7 +231,7 @@ def gold_extractor(questions: Sequence[Any]) -> LookupExtractor:
 def default_reference_path() -> Path:
     """$MHGRAPH_REFERENCE_FILTERS, else query_metadata_filters.json in multi-meta-rag/ beside the
     benchmark folder."""
-    from mhgraph.eval.runner import default_questions_path
+    from mhgraph.benchmark import default_questions_path
 
     if env := os.environ.get(REFERENCE_FILTERS_ENV):
         return Path(env)

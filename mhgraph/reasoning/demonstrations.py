@@ -60,7 +60,7 @@ def held_out() -> frozenset[str]:
 
 
 def load(questions: Sequence | None = None) -> list[Demonstration]:
-    """The demonstrations, with paragraphs from `questions` (mhgraph.eval.questions.Question, the
+    """The demonstrations, with paragraphs from `questions` (mhgraph.types.Question, the
     benchmark file's) where a demonstration's question is among them."""
     by_text = {q.query: q for q in questions or ()}
     items = _read_file()
@@ -81,8 +81,8 @@ def load(questions: Sequence | None = None) -> list[Demonstration]:
 
 def benchmark_questions() -> list:
     """The benchmark's questions where the file is (for the demonstrations' paragraphs), else []."""
-    from mhgraph.eval.questions import load_questions
-    from mhgraph.eval.runner import default_questions_path
+    from mhgraph.benchmark import load_questions
+    from mhgraph.benchmark import default_questions_path
 
     path = default_questions_path()
     return load_questions(path) if path.is_file() else []

@@ -29,7 +29,7 @@ from mhgraph.llm import LLM
 from mhgraph.reasoning.clauses import Clause, clauses
 from mhgraph.reasoning.demonstrations import Demonstration
 from mhgraph.reasoning.text import content_words, first_sentence, overlap, says_answer, sentences
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.types import RetrievedChunk
 
 OFFLINE_LABEL = "offline reasoner (no language model)"
 

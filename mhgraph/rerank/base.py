@@ -7,7 +7,7 @@ from statistics import fmean, pstdev
 from dataclasses import replace
 from typing import Protocol, Sequence, runtime_checkable
 
-from mhgraph.retrieval.base import RetrievedChunk
+from mhgraph.types import RetrievedChunk
 
 
 # Pairs are scored up to this many tokens whatever length a cross-encoder was trained at (the

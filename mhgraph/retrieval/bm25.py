@@ -10,7 +10,8 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.graph.schema import FULLTEXT_INDEX
-from mhgraph.retrieval.base import RetrievalResult, Retriever
+from mhgraph.types import RetrievalResult
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.records import single_hop
 
 _LUCENE_SPECIAL = re.compile(r'(&&|\|\||[+\-!(){}\[\]^"~*?:\\/])')

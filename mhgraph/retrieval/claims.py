@@ -27,7 +27,8 @@ from mhgraph.claims.names import name_key
 from mhgraph.claims.targets import TargetFinder
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.llm import LLMError
-from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.merge import new_chunks
 from mhgraph.retrieval.records import to_chunks
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from mhgraph.llm import LLMError
 from mhgraph.reasoning.decomposer import Decomposer
-from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
+from mhgraph.types import Hop, RetrievalResult
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
 from mhgraph.retrieval.vector import VectorRetriever
 

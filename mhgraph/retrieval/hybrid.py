@@ -20,7 +20,8 @@ from mhgraph.errors import MhgraphError
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX
-from mhgraph.retrieval.base import RetrievalResult, Retriever
+from mhgraph.types import RetrievalResult
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import single_hop
 

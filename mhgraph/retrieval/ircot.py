@@ -31,7 +31,8 @@ import neo4j
 
 from mhgraph.llm import LLMError
 from mhgraph.reasoning.reasoner import Reasoner, Thought
-from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import BM25Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
 from mhgraph.retrieval.records import to_chunks

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from mhgraph.retrieval.base import Hop, RetrievedChunk
+from mhgraph.types import Hop, RetrievedChunk
 
 RRF_K = 60
 

@@ -35,7 +35,8 @@ from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
 from mhgraph.rerank.base import Reranker, rerank
-from mhgraph.retrieval.base import Hop, RetrievalResult, Retriever
+from mhgraph.types import Hop, RetrievalResult
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
 

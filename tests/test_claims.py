@@ -11,6 +11,7 @@ from mhgraph.claims.names import name_key
 pytest.importorskip("spacy", reason="the claims extra (pip install -e '.[claims]') is not installed")
 
 from mhgraph.claims.extract import OfflineClaimExtractor  # noqa: E402
+from mhgraph.claims.diagnostics import ClaimTrail
 
 RECALL = ("Veltrix Robotics said on Tuesday it would recall 62,000 Atlas Home robots over a battery fire risk. "
           "I think this is a terrible decision. Its shares slid 18 per cent on Wednesday, according to Global "
@@ -213,7 +214,7 @@ def test_near_duplicate_targets_merge_into_a_bridge(sbf_articles, settings, embe
     finder = OfflineTargetFinder(SourceCatalog.from_graph(sbf_articles, db, "sbf"), extractor.nlp)
     retriever = ClaimsRetriever(sbf_articles, embedder, finder, db, corpus="sbf")
     result = retriever.search("When will Bankman-Fried be sentenced after he testified?", top_k=4)
-    assert "sam bankman fried" in {c["target"] for c in result.details["claims"] if c["hop"] == 1}
+    assert "sam bankman fried" in {c["target"] for c in result.diagnostic(ClaimTrail).claims if c["hop"] == 1}
     assert len({c.document_id for h in result.hops for c in h.chunks}) == 2   # both articles, through the alias
 
 
@@ -248,12 +249,12 @@ def test_claim_bridge_retrieval_crosses_articles(two_articles, settings, embedde
     assert "Circuit Weekly" not in finder.question_targets(question)   # an outlet is no target
     retriever = ClaimsRetriever(two_articles, embedder, finder, db, corpus="two")
     result = retriever.search(question, top_k=3)
-    assert result.params["target_finder"] == finder.label and result.details["targets"]
-    first = result.details["claims"][:len(result.hops[0].chunks)]
+    assert result.params["target_finder"] == finder.label and result.diagnostic(ClaimTrail).targets
+    first = result.diagnostic(ClaimTrail).claims[:len(result.hops[0].chunks)]
     assert first and all(c["hop"] == 1 for c in first) and len({c["claim"] for c in first}) == len(first)
     # hop 2 follows a bridge: each claim reached through a target a hop-1 claim named, its chunk
     # linked to that claim's chunk
-    bridged = [c for c in result.details["claims"] if c["hop"] == 2]
+    bridged = [c for c in result.diagnostic(ClaimTrail).claims if c["hop"] == 2]
     hop1_chunks = {c.chunk_id for c in result.hops[0].chunks}
     assert all(c["bridged_from"] in hop1_chunks for c in bridged)
     if len(result.hops) > 1:

@@ -8,6 +8,7 @@ import pytest
 
 from mhgraph.config import load_settings
 from mhgraph.errors import MhgraphError
+from mhgraph.retrieval.registry import check_config
 
 EMPTY = Path(__file__).with_name("no-config.toml")
 
@@ -52,7 +53,7 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("chunk_sizes = 3\n")
     with pytest.raises(MhgraphError, match=r"bad\.toml: unknown setting 'chunk_sizes'"):
-        load_settings({}, bad)
+        check_config(load_settings({}, bad).option_sources)
     bad.write_text("chunk_size = [\n")
     with pytest.raises(MhgraphError, match=r"bad\.toml: invalid TOML"):
         load_settings({}, bad)
@@ -82,23 +83,6 @@ def test_config_command_masks_password(config_file: Path) -> None:
     assert any(l.startswith("neo4j_database") and "fromfile" in l and "[file]" in l for l in out.splitlines())
 
 
-def test_hybrid_ranker_and_alpha_are_checked(monkeypatch) -> None:
-    monkeypatch.setenv("MHGRAPH_HYBRID_RANKER", "rrf")
-    with pytest.raises(MhgraphError, match=r"setting 'hybrid_ranker' from \$MHGRAPH_HYBRID_RANKER: expected one of "
-                                           r"naive, linear, got 'rrf'"):
-        load_settings(config_path=None)
-    monkeypatch.setenv("MHGRAPH_HYBRID_RANKER", "linear")
-    monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "1.5")
-    with pytest.raises(MhgraphError, match="expected a number from 0 to 1, got 1.5"):
-        load_settings(config_path=None)
-    monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "half")
-    with pytest.raises(MhgraphError, match="expected a number, got 'half'"):
-        load_settings(config_path=None)
-    monkeypatch.setenv("MHGRAPH_HYBRID_ALPHA", "0.25")
-    settings = load_settings(config_path=None)
-    assert (settings.hybrid_ranker, settings.hybrid_alpha, settings.origins["hybrid_alpha"]) == ("linear", 0.25, "env")
-
-
 def test_bad_embed_header_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MHGRAPH_EMBED_HEADER", "everything")
     with pytest.raises(MhgraphError, match=r"setting 'embed_header' from \$MHGRAPH_EMBED_HEADER: expected one of "
@@ -106,31 +90,3 @@ def test_bad_embed_header_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> N
         load_settings({}, EMPTY)
     monkeypatch.setenv("MHGRAPH_EMBED_HEADER", "title+source+date")
     assert load_settings({}, EMPTY).embed_header == "title+source+date"
-
-
-def test_treehop_settings_parse_switches_and_hops(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("MHGRAPH_TREEHOP_REDUNDANCY_PRUNING", "off")
-    monkeypatch.setenv("MHGRAPH_TREEHOP_HOPS", "3")
-    settings = load_settings({"treehop_layer_top_k": False}, EMPTY)
-    assert (settings.treehop_redundancy_pruning, settings.treehop_layer_top_k, settings.treehop_hops) == (False, False, 3)
-    monkeypatch.setenv("MHGRAPH_TREEHOP_REDUNDANCY_PRUNING", "maybe")
-    with pytest.raises(MhgraphError, match=r"setting 'treehop_redundancy_pruning' from \$MHGRAPH_TREEHOP_REDUNDANCY_PRUNING: "
-                                           r"expected true or false, got 'maybe'"):
-        load_settings({}, EMPTY)
-    monkeypatch.delenv("MHGRAPH_TREEHOP_REDUNDANCY_PRUNING")
-    config = tmp_path / "c.toml"
-    config.write_text("treehop_redundancy_pruning = false\ntreehop_hops = 0\n")
-    with pytest.raises(MhgraphError, match=r"setting 'treehop_hops' from flag: expected at least 1, got 0"):
-        load_settings({"treehop_hops": 0}, config)
-    monkeypatch.delenv("MHGRAPH_TREEHOP_HOPS")
-    config.write_text("treehop_redundancy_pruning = false\n")
-    assert load_settings({}, config).treehop_redundancy_pruning is False
-    assert load_settings({}, config).treehop_branches is None      # unset: K
-    monkeypatch.setenv("MHGRAPH_TREEHOP_BRANCHES", "2")
-    assert load_settings({}, config).treehop_branches == 2
-    monkeypatch.setenv("MHGRAPH_TREEHOP_BRANCHES", "two")
-    with pytest.raises(MhgraphError, match=r"setting 'treehop_branches' from \$MHGRAPH_TREEHOP_BRANCHES: "
-                                           r"expected an integer, got 'two'"):
-        load_settings({}, config)
-    with pytest.raises(MhgraphError, match=r"setting 'treehop_branches' from flag: expected at least 1, got 0"):
-        load_settings({"treehop_branches": 0}, config)

@@ -13,7 +13,7 @@ from mhgraph.eval import traces
 from mhgraph.eval.runner import EvalOptions, evaluate
 from mhgraph.graph.corpora import list_corpora, resolve_corpus
 from mhgraph.ingest.pipeline import default_corpus_name, ingest_corpus
-from mhgraph.retrieval import METHODS, build_retriever
+from mhgraph.retrieval import build_retriever, registry
 from tests.conftest import SAMPLE, run_cli
 from tests.graph_state import snapshot
 
@@ -60,7 +60,7 @@ def test_each_corpus_keeps_its_own_nodes(two_corpora, driver, settings) -> None:
     assert sum(r["c"] for r in rows) == found["sample"].chunks + found["other"].chunks
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", registry.names())
 def test_retrieval_is_confined_to_one_corpus(method, two_corpora, driver, settings) -> None:
     if method == "claims":   # the claim layer of each corpus first (offline: spaCy)
         from mhgraph.claims.build import build_claims

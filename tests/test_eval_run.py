@@ -138,27 +138,47 @@ def test_delete_run_keeps_other_runs(sample_graph, settings, tmp_path: Path) -> 
     assert q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'del-vector'}]->() RETURN count(r) AS n") == [{"n": 0}]
     assert q(sample_graph, settings, "MATCH ()-[r:RETRIEVED {run: 'del-bm25'}]->() RETURN count(r) AS n") == [{"n": before}]
     assert q(sample_graph, settings, asked, run="del-bm25") == [{"n": 5}]  # still asked by the other run
-    out = run_cli(settings, "eval", "--delete-run", "del-bm25")
+    out = run_cli(settings, "runs", "delete", "del-bm25")
     assert out.returncode == 0 and "deleted run del-bm25" in out.stdout
     assert q(sample_graph, settings, "MATCH (r:EvalRun) RETURN count(r) AS n") == [{"n": others}]
-    missing = run_cli(settings, "eval", "--delete-run", "del-bm25")
+    missing = run_cli(settings, "runs", "delete", "del-bm25")
     assert missing.returncode == 1 and missing.stderr.strip() == (
-        "error: no run 'del-bm25' in the graph (see 'mhgraph eval --list-runs')")
+        "error: no run 'del-bm25' in the graph (see 'mhgraph runs list')")
+    # the older flag still works, and says where the command is now
+    missing = run_cli(settings, "eval", "--delete-run", "del-bm25")
+    assert missing.returncode == 1 and missing.stderr.splitlines() == [
+        "note: this is 'mhgraph runs delete' now", "error: no run 'del-bm25' in the graph (see 'mhgraph runs list')"]
 
 
 def test_compare_renders_one_table_and_plot(runs, settings, tmp_path: Path) -> None:
     dirs = [str(runs[m].run_dir) for m in ("vector", "bm25")]
-    out = run_cli(settings, "eval", "--compare", *dirs, "--runs-dir", str(tmp_path))
+    out = run_cli(settings, "runs", "compare", *dirs, "--runs-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
     table = [l for l in out.stdout.splitlines() if l.startswith(("| test-vector | vector", "| test-bm25 | bm25"))]
     assert len(table) == 2
+    older = run_cli(settings, "eval", "--compare", *dirs, "--runs-dir", str(tmp_path))   # still works
+    assert older.returncode == 0 and older.stderr.strip() == "note: this is 'mhgraph runs compare' now"
+    assert [l for l in older.stdout.splitlines() if l.startswith("| test-")] == table
     written = list(tmp_path.glob("compare-*/compare.*"))
     assert {p.suffix for p in written} == {".md", ".png"}
 
 
+def test_runs_list_and_show(runs, settings, tmp_path: Path) -> None:
+    listed = run_cli(settings, "runs", "list")
+    assert listed.returncode == 0 and {"test-vector", "test-bm25"} <= {l.split()[0] for l in listed.stdout.splitlines()}
+    run_dir = runs["vector"].run_dir
+    shown = run_cli(settings, "runs", "show", "test-vector", "--runs-dir", str(run_dir.parent))
+    assert shown.returncode == 0 and shown.stdout == (run_dir / "report.md").read_text() + "\n"
+    # a run whose folder is elsewhere: its summary as stored with it in Neo4j
+    stored = run_cli(settings, "runs", "show", "test-vector", "--runs-dir", str(tmp_path))
+    assert stored.returncode == 0 and stored.stdout == shown.stdout
+    missing = run_cli(settings, "runs", "show", "no-such-run", "--runs-dir", str(tmp_path))
+    assert missing.returncode == 1 and "no run 'no-such-run' in the graph (see 'mhgraph runs list')" in missing.stderr
+
+
 def test_compare_refuses_what_is_not_a_run(runs, settings, tmp_path: Path) -> None:
     results = runs["vector"].run_dir / "results.json"
-    out = run_cli(settings, "eval", "--compare", str(results), "--runs-dir", str(tmp_path))
+    out = run_cli(settings, "runs", "compare", str(results), "--runs-dir", str(tmp_path))
     assert out.returncode == 1
     assert out.stderr.strip() == f"error: {results}: not a run summary (a run's report.json is)"
 

@@ -20,6 +20,7 @@ from mhgraph.rerank.onnx import OnnxCrossEncoderReranker
 from mhgraph.retrieval import build_retriever
 from mhgraph.types import RetrievedChunk
 from mhgraph.retrieval.metarag import MetaRAGRetriever
+from mhgraph.filters.diagnostics import FilterExtraction
 from tests.conftest import REPO, SAMPLE, run_cli, wipe
 
 BENCHMARK = REPO.parent / "shared" / "data" / "multihop-rag"
@@ -85,7 +86,7 @@ def test_index_and_exact_forms_agree_with_exact_cosine(graph, settings, embedder
         chunks = result.hops[0].chunks
         assert [c.chunk_id for c in chunks] == expected[:5], mode
         assert all(found.admits(c.source, c.published_at) for c in chunks)
-        assert result.hops[0].filters == found.to_json() and result.details["fallback"] is False
+        assert result.hops[0].filters == found.to_json() and result.diagnostic(FilterExtraction).fallback is False
         assert set(result.phases) == {"filter", "search", "rerank"} and result.params["filter_mode"] == mode
 
 
@@ -133,7 +134,7 @@ def test_no_filter_falls_back_to_unfiltered_vector_search(graph, settings, embed
     result = retriever(graph, settings, embedder, FixedFilter(MetadataFilter())).search(question, top_k=4)
     vector = build_retriever("vector", graph, replace(settings, corpus="sample"), embedder=embedder).search(
         question, top_k=4)
-    assert result.details["fallback"] is True and result.hops[0].filters is None
+    assert result.diagnostic(FilterExtraction).fallback is True and result.hops[0].filters is None
     assert [c.chunk_id for c in result.hops[0].chunks] == [c.chunk_id for c in vector.hops[0].chunks]
 
 
@@ -395,15 +396,6 @@ def test_rerank_weight_fuses_standardised_reranker_and_search_scores() -> None:
     assert [c.chunk_id for c in search_only] == ["a", "b", "c", "d"]
     flat, _ = rerank(TableReranker({"a": 1.0}), "q", chunks[:1], keep=1, weight=0.5)   # one candidate: no spread
     assert flat[0].chunk_id == "a" and flat[0].score == 0.0
-
-
-def test_rerank_weight_setting_is_validated(tmp_path) -> None:
-    from mhgraph.config import load_settings
-    from mhgraph.errors import MhgraphError
-
-    assert load_settings({"rerank_weight": 0.5}).rerank_weight == 0.5
-    with pytest.raises(MhgraphError, match="setting 'rerank_weight' .*expected a number from 0 to 1, got 1.5"):
-        load_settings({"rerank_weight": 1.5})
 
 
 def test_unloadable_reranker_is_one_line(tmp_path) -> None:

@@ -24,6 +24,7 @@ from mhgraph.retrieval.decompose import DecomposeRetriever
 from mhgraph.retrieval.ircot import IRCoTRetriever
 from mhgraph.retrieval.vector import VectorRetriever
 from mhgraph.graph.capabilities import detect
+from mhgraph.reasoning.diagnostics import ReasoningChain
 from tests.conftest import SAMPLE, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
 
@@ -100,8 +101,8 @@ def test_chain_stops_at_answer_and_each_step_is_a_hop(sample_graph, settings) ->
                                  Thought("So the answer is: Veltrix Robotics.", "", stop="answer")])
     result = _ircot(sample_graph, settings, reasoner).search(RECALL_QUESTION, top_k=2)
     assert [h.query for h in result.hops] == [RECALL_QUESTION, "jury verdict patent"]
-    assert result.details["stop"] == "answer" and len(result.details["steps"]) == 2
-    assert result.details["reasoning"] == ["Circuit Weekly reported a battery recall.", "So the answer is: Veltrix Robotics."]
+    assert result.diagnostic(ReasoningChain).stop == "answer" and len(result.diagnostic(ReasoningChain).steps) == 2
+    assert list(result.diagnostic(ReasoningChain).thoughts) == ["Circuit Weekly reported a battery recall.", "So the answer is: Veltrix Robotics."]
     first = {c.chunk_id for c in result.hops[0].chunks}
     added = {c.chunk_id for c in result.hops[1].chunks}
     assert len(first) == 2 and added and not first & added   # a step adds only what is new
@@ -113,9 +114,9 @@ def test_paragraph_cap_and_step_limit(sample_graph, settings) -> None:
     many = [Thought(f"Step {i} about robots.", q) for i, q in
             enumerate(["robot recall battery", "shares slide", "jury verdict patent", "striker transfer", "Series B"])]
     result = _ircot(sample_graph, settings, ScriptedReasoner(many), max_paragraphs=7).search(RECALL_QUESTION, top_k=3)
-    assert len(result.accumulated_ids(len(result.hops))) == 7 and result.details["stop"] == "paragraph cap"
+    assert len(result.accumulated_ids(len(result.hops))) == 7 and result.diagnostic(ReasoningChain).stop == "paragraph cap"
     result = _ircot(sample_graph, settings, ScriptedReasoner(list(many)), max_steps=2).search(RECALL_QUESTION, top_k=1)
-    assert len(result.hops) == 3 and result.details["stop"] == "step limit"
+    assert len(result.hops) == 3 and result.diagnostic(ReasoningChain).stop == "step limit"
 
 
 def _endpoint_llm(endpoint: ScriptedServer, tmp_path: Path) -> LLM:
@@ -134,7 +135,7 @@ def test_model_output_is_escaped_for_bm25_and_a_failure_mid_chain_keeps_the_chai
         endpoint.close()
     assert len(result.hops) == 2 and result.hops[1].query == hostile   # searched as text, no Lucene error
     assert result.hops[1].chunks and result.hops[1].chunks[0].parent_id in {c.chunk_id for c in result.hops[0].chunks}
-    assert result.details["stop"] == "model failed" and "HTTP 500" in result.details["failure"]
+    assert result.diagnostic(ReasoningChain).stop == "model failed" and "HTTP 500" in result.diagnostic(ReasoningChain).failure
     assert llm.usage.calls == 2
     prompt = endpoint.requests[0]["messages"][-1]["content"]
     assert RECALL_QUESTION in prompt and result.hops[0].chunks[0].text.split()[0] in prompt
@@ -158,7 +159,7 @@ def test_llm_decomposer_hops_and_failure(sample_graph, settings, embedder, tmp_p
                                               "Which robot folds laundry?"]
     ranking = result.final_ranking()
     assert len({c.chunk_id for c in ranking}) == len(ranking) <= 6
-    assert [h.query for h in failed.hops] == [RECALL_QUESTION] and "HTTP 500" in failed.details["failure"]
+    assert [h.query for h in failed.hops] == [RECALL_QUESTION] and "HTTP 500" in failed.diagnostic(ReasoningChain).failure
     assert "Split into exactly 3 sub-questions" in endpoint.requests[0]["messages"][-1]["content"]
 
 
@@ -166,10 +167,10 @@ def test_offline_reasoner_on_the_bundled_corpus(sample_graph, settings) -> None:
     reasoner = OfflineReasoner(SourceCatalog.from_graph(sample_graph, settings.neo4j_database, "sample"))
     result = _ircot(sample_graph, settings, reasoner).search(RECALL_QUESTION, top_k=2)
     assert result.params["reasoner"] == OFFLINE_LABEL
-    assert result.details["stop"] in {"supported", "clauses done", "step limit", "paragraph cap"}
+    assert result.diagnostic(ReasoningChain).stop in {"supported", "clauses done", "step limit", "paragraph cap"}
     asked = [c.query() for c in clauses(RECALL_QUESTION, reasoner.catalog)]
     assert len(result.hops) > 1
-    for hop, step in zip(result.hops[1:], result.details["steps"][1:]):
+    for hop, step in zip(result.hops[1:], result.diagnostic(ReasoningChain).steps[1:]):
         assert hop.query in asked and step["thought"]   # a clause of the question, and the sentence linking it
         assert step["parent"] in result.accumulated_ids(hop.index - 1)
     sources = {c.source for c in result.final_ranking()}

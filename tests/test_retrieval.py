@@ -102,7 +102,9 @@ def test_query_command_prints_evidence_per_hop(sample_graph, settings) -> None:
     ranked = [l for l in lines if l[:3].strip().isdigit()]
     assert len(ranked) == 3 and all(" | " in l and "2023-" in l for l in ranked)
     bad = run_cli(settings, "query", "x", "--method", "nope")
-    assert bad.returncode == 1 and bad.stderr.strip() == "error: unknown method 'nope' (available: vector, bm25, hybrid, metarag, treehop, ircot, decompose, claims)"
+    assert bad.returncode == 2 and bad.stderr.strip().endswith(   # --method offers exactly the registered names
+        "Invalid value for '--method' / '-m': 'nope' is not one of 'vector', 'bm25', 'hybrid', 'metarag', 'treehop', "
+        "'ircot', 'decompose', 'claims'.")
 
 
 @pytest.mark.parametrize("question", [
@@ -113,9 +115,12 @@ def test_hybrid_returns_what_neo4j_graphrags_hybrid_retriever_returns(question, 
     """On a one-corpus graph, our hybrid query (theirs plus the corpus filter) ranks as theirs does."""
     from neo4j_graphrag.retrievers import HybridRetriever as GraphragHybrid
 
+    from mhgraph.retrieval.hybrid import HybridOptions
+
     from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
 
-    ours = build_retriever("hybrid", sample_graph, settings, embedder=embedder).search(question, top_k=6)
+    ours = build_retriever("hybrid", sample_graph, settings, embedder=embedder,
+                           options=HybridOptions(ranker="naive")).search(question, top_k=6)
     theirs = GraphragHybrid(sample_graph, VECTOR_INDEX, FULLTEXT_INDEX, embedder=embedder, return_properties=["id"],
                             neo4j_database=settings.neo4j_database)
     raw = theirs.get_search_results(lucene_query(question), query_vector=embedder.embed_query(question), top_k=6,
@@ -131,11 +136,13 @@ def test_hybrid_linear_ranker_is_the_weighted_sum(sample_graph, settings, embedd
     """ranker=linear: alpha x (vector score / best vector score) + (1 - alpha) x (BM25 / best BM25),
     summed per chunk over both sides (the sample's 34 chunks are all vector candidates at K = 6)."""
     from collections import defaultdict
-    from dataclasses import replace
+
+    from mhgraph.retrieval.hybrid import HybridOptions
 
     question, alpha = "Which company recalled its Atlas Home robots over battery fire risk?", 0.3
-    linear = replace(settings, hybrid_ranker="linear", hybrid_alpha=alpha)
-    result = build_retriever("hybrid", sample_graph, linear, embedder=embedder).search(question, top_k=6)
+    linear = HybridOptions(ranker="linear", alpha=alpha)
+    result = build_retriever("hybrid", sample_graph, settings, embedder=embedder, options=linear).search(question,
+                                                                                                      top_k=6)
     assert result.params["ranker"] == "linear" and result.params["alpha"] == alpha
     vector = build_retriever("vector", sample_graph, settings, embedder=embedder).search(question, top_k=60)
     bm25 = build_retriever("bm25", sample_graph, settings).search(question, top_k=6)

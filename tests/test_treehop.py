@@ -21,6 +21,8 @@ from mhgraph.retrieval.treehop import TreeHopRetriever
 from mhgraph.training.folds import KFold
 from mhgraph.treehop.checkpoint import Checkpoint, TreeHopModels, load_checkpoint, save_checkpoint
 from mhgraph.treehop.model import TreeHopConfig, TreeHopModel, UpdateGate
+from mhgraph.filters.diagnostics import FilterExtraction
+from mhgraph.treehop.diagnostics import TreeHopTree
 from tests.conftest import SAMPLE, run_cli, wipe
 from tests.test_metarag import FixedFilter
 
@@ -130,7 +132,7 @@ def test_stop_rules_on_a_crafted_graph(sample_graph, settings, redundancy, layer
     assert [(c.chunk_id, c.parent_id, c.rank) for c in result.hops[0].chunks] == [("A", None, 1), ("B", None, 2)]
     assert [(c.chunk_id, c.parent_id) for c in result.hops[1].chunks] == second_hop
     assert [c.rank for c in result.hops[1].chunks] == list(range(1, len(second_hop) + 1))
-    assert result.details["branches"] == [2, len(second_hop)]
+    assert list(result.diagnostic(TreeHopTree).branches) == [2, len(second_hop)]
     assert retriever.round_trips == 2                            # one Cypher query per hop, every branch in it
     assert result.accumulated_ids(2) == list(dict.fromkeys(["A", "B"] + [c for c, _ in second_hop]))
 
@@ -140,7 +142,7 @@ def test_branches_sets_how_many_new_branches_a_hop_keeps(sample_graph, settings)
     result = retriever.search("q", top_k=2)
     # hop 2 keeps only the best new branch (D, from A) of the three
     assert [(c.chunk_id, c.parent_id) for c in result.hops[1].chunks] == [("D", "A")]
-    assert result.details["branches"] == [2, 1]
+    assert list(result.diagnostic(TreeHopTree).branches) == [2, 1]
     assert retriever.params["branches"] == 1
     # without layer-wise top-k the count does not apply
     unlimited = crafted(sample_graph, settings, hops=2, branches=1, layer_top_k=False).search("q", top_k=2)
@@ -171,12 +173,12 @@ def test_the_filter_holds_at_every_hop(sample_graph, settings, found) -> None:
     assert ids and set(ids) <= admitted and len(result.hops) >= 2
     assert result.hops[1].chunks, "the branches find admitted chunks at hop 2"
     assert all(h.filters == found.to_json() for h in result.hops)
-    assert result.details["fallback"] is False and retriever.params["filter_extractor"] == "fixed"
+    assert result.diagnostic(FilterExtraction).fallback is False and retriever.params["filter_extractor"] == "fixed"
     assert retriever.round_trips == len(result.hops) and "filter" in result.phases
     # a question with no usable filter is searched unfiltered, and says so
     unfiltered = crafted(sample_graph, settings, hops=3, extractor=FixedFilter(MetadataFilter())).search("q", top_k=2)
     plain = crafted(sample_graph, settings, hops=3).search("q", top_k=2)
-    assert unfiltered.details["fallback"] is True and unfiltered.hops[0].filters is None
+    assert unfiltered.diagnostic(FilterExtraction).fallback is True and unfiltered.hops[0].filters is None
     assert [[c.chunk_id for c in h.chunks] for h in unfiltered.hops] == [[c.chunk_id for c in h.chunks] for h in plain.hops]
 
 

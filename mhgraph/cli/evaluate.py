@@ -6,24 +6,14 @@ from pathlib import Path
 
 import click
 
-from mhgraph.cli.root import (
-    SAMPLE_CORPUS_NAME,
-    apply_rerank,
-    cli,
-    llm_options,
-    metarag_options,
-    reasoning_options,
-    treehop_options,
-    quiet_progress,
-    sample_corpus_path,
-    settings_from,
-)
+from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
+from mhgraph.cli.root import SAMPLE_CORPUS_NAME, cli, llm_options, quiet_progress, sample_corpus_path, settings_from
 from mhgraph.errors import MhgraphError
 
 
 @cli.command("eval")
 @click.argument("runs", nargs=-1)
-@click.option("--method", "-m", help="Retrieval method to evaluate.")
+@method_choice(default=None, help="Retrieval method to evaluate")
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
 @click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--corpus", help="Corpus to evaluate on (default: the graph's only corpus; 'sample' with --sample).")
@@ -46,9 +36,7 @@ from mhgraph.errors import MhgraphError
               help="Scoring shown: ours, the official MultiHop-RAG rule (retrieval_evaluate.py), or both side by side.")
 @click.option("--answer", is_flag=True, help="Also answer each question from its evidence and score the answers.")
 @click.option("--answer-k", type=click.IntRange(min=1), help="Chunks given to the reader (default: --top-k).")
-@metarag_options
-@treehop_options
-@reasoning_options
+@method_options
 @llm_options
 @click.pass_context
 def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_k: int,
@@ -56,7 +44,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
              limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
              scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
-             no_cache: bool, rerank: bool | None, **method_options: object) -> None:
+             no_cache: bool, **method_flags: object) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     from mhgraph.graph.connection import connect
 
@@ -68,36 +56,23 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         raise click.UsageError("give --sample or --questions, not both")
     if no_progress:
         quiet_progress()
-    if compare:
-        from datetime import datetime, timezone
+    if compare or list_runs or delete_run:   # kept for existing scripts; 'mhgraph runs' is the command now
+        from mhgraph.cli import runs as runs_cli
 
-        from mhgraph.eval.report import compare as compare_runs
-        from mhgraph.eval.runner import load_summary
-
-        if not runs:
+        if compare and not runs:
             raise click.UsageError("--compare needs run ids or run directories")
-        out = runs_dir / f"compare-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-        markdown, plots = compare_runs([load_summary(r, runs_dir) for r in runs], out)
-        (out / "compare.md").write_text(markdown, encoding="utf-8")
-        click.echo(markdown)
-        click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
+        verb = "compare" if compare else "list" if list_runs else "delete"
+        click.echo(f"note: this is 'mhgraph runs {verb}' now", err=True)
+        if compare:
+            ctx.invoke(runs_cli.compare_cmd, runs=runs, runs_dir=runs_dir)
+        elif list_runs:
+            ctx.invoke(runs_cli.list_cmd)
+        else:
+            ctx.invoke(runs_cli.delete_cmd, run=delete_run)
         return
-    settings = apply_rerank(settings_from(ctx, embedding_model=embedding_model,
-                                          corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None),
-                                          llm_backend=llm_backend, llm_model=llm_model, **method_options), rerank)
-    if list_runs or delete_run:
-        from mhgraph.eval import traces
-
-        with connect(settings) as driver:
-            if delete_run:
-                if not traces.delete_run(driver, settings.neo4j_database, delete_run):
-                    raise MhgraphError(f"no run '{delete_run}' in the graph (see 'mhgraph eval --list-runs')")
-                click.echo(f"deleted run {delete_run}")
-            else:
-                for r in traces.list_runs(driver, settings.neo4j_database):
-                    click.echo(f"{r['id']:40} {r['method']:10} {r['corpus'] or '-':16} {r['questions']:5} questions  "
-                               f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}")
-        return
+    settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model,
+                             corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None), llm_backend=llm_backend,
+                             llm_model=llm_model)
     if not method:
         raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")
     from mhgraph.eval.runner import EvalOptions, evaluate

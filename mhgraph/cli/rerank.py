@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from mhgraph.cli.root import cli, metarag_options, settings_from
+from mhgraph.cli.method_options import method_options, pop_method_flags
+from mhgraph.cli.root import cli, settings_from
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
 
 
@@ -39,17 +40,15 @@ def reranker_group() -> None:
               help="MultiHopRAG.json (default: the benchmark beside the checkout).")
 @click.option("--sample", is_flag=True, help="The bundled sample questions and corpus (a quick check).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@metarag_options
+@method_options(only=("metarag",))
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: float, negatives: int,
               max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool,
               only_final: bool,
-              corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None, rerank: bool | None,
+              corpus: str | None, questions_path: Path | None, sample: bool, limit: int | None,
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
     the metarag search as configured, one model per fold plus one on every question."""
-    import dataclasses
-
     from tqdm import tqdm
 
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
@@ -62,8 +61,11 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     from mhgraph.retrieval import build_retriever
     from mhgraph.training.precision import fast_bf16
 
-    settings = settings_from(ctx, corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None), **metarag)
-    settings = dataclasses.replace(settings, reranker=None)   # candidates as the search gives them
+    from mhgraph.retrieval import registry
+
+    settings = settings_from(ctx, pop_method_flags(metarag), corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
+    # candidates as the search gives them: no reranker
+    search = registry.options_for(settings, "metarag").model_copy(update={"reranker": None, "rerank": False})
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(backbone=backbone, folds=folds, seed=seed, epochs=epochs, negatives=negatives,
@@ -72,8 +74,8 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         gold = gold_matcher(driver, settings.neo4j_database, name).gold_sets(questions)
-        retriever = build_retriever("metarag", driver, settings, corpus=name, questions=questions)
-        k = settings.metarag_candidates
+        retriever = build_retriever("metarag", driver, settings, corpus=name, options=search, questions=questions)
+        k = search.candidates
         click.echo(f"candidates: metarag {retriever.params} for {len(questions)} questions ({path})")
         candidates = {q.id: [c.chunk_id for c in retriever.search(q.query, top_k=k).hops[0].chunks]
                       for q in tqdm(questions, desc="candidates", unit="q")}

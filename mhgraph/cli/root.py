@@ -12,15 +12,13 @@ from pathlib import Path
 import click
 from neo4j.exceptions import DriverError, Neo4jError
 
+from mhgraph.cli.reference import configuration_markdown
 from mhgraph.config import Settings, default_config_path, load_settings
 from mhgraph.errors import MhgraphError
+from mhgraph.retrieval import registry
 
 SAMPLE_CORPUS = "data/sample/corpus.json"
 SAMPLE_CORPUS_NAME = "sample"
-# what --rerank uses when no reranker is named: a relevance model a registry package carries. Not the
-# packaged cross-encoder (multihop-rag-minilm): its scores barely depend on the question (README,
-# Multi-Meta-RAG), which helps on its benchmark fused with the search and nowhere else.
-DEFAULT_RERANKER = "bi-encoder:bge-small-en-v1.5"
 
 
 def sample_corpus_path() -> Path:
@@ -42,15 +40,24 @@ def cli(ctx: click.Context, config_path: Path | None, **flags: object) -> None:
     ctx.obj = {"flags": flags, "config_path": config_path}
 
 
-def settings_from(ctx: click.Context, **more: object) -> Settings:
+def settings_from(ctx: click.Context, method_flags: dict | None = None, **more: object) -> Settings:
+    """The settings of this command: its flags (shared ones, and method options by method), the
+    environment, the config file (whose method tables are checked against the registry)."""
     root = ctx.find_root().obj
-    return load_settings({**root["flags"], **more}, root["config_path"])
+    settings = load_settings({**root["flags"], **more}, root["config_path"], method_flags)
+    registry.check_config(settings.option_sources)
+    return settings
 
 
 @cli.command("config")
+@click.option("--reference", is_flag=True, help="Print the reference of every setting and method option (Markdown: "
+                                                "docs/configuration.md) instead.")
 @click.pass_context
-def config_cmd(ctx: click.Context) -> None:
+def config_cmd(ctx: click.Context, reference: bool) -> None:
     """Print the resolved settings and where each came from (secrets masked)."""
+    if reference:
+        click.echo(configuration_markdown(), nl=False)
+        return
     settings = settings_from(ctx)
     click.echo(f"# config file: {ctx.find_root().obj['config_path'] or default_config_path()}")
     shown = settings.resolved()
@@ -59,7 +66,14 @@ def config_cmd(ctx: click.Context) -> None:
         if not settings.neo4j_password:
             shown["neo4j_password"] = f"(generated, in {settings.home / 'password'})"
     for name, value in shown.items():
-        click.echo(f"{name:16} = {value!s:50} [{settings.origins.get(name, 'default')}]")
+        click.echo(f"{name:20} = {value!s:50} [{settings.origins.get(name, 'default')}]")
+    for spec in registry.specs():   # each method's options, as its [table] in the config file
+        options, origins = registry.options_with_origins(settings, spec.name)
+        if not origins:
+            continue
+        click.echo(f"[{spec.name}]")
+        for name, origin in origins.items():
+            click.echo(f"{name:20} = {getattr(options, name)!s:50} [{origin}]")
 
 
 def llm_options(command):
@@ -75,90 +89,6 @@ def llm_options(command):
     ]):
         command = option(command)
     return command
-
-
-def metarag_options(command):
-    """The flags of the metarag method, shared by query, ask and eval. They become the settings
-    filter_extractor, filter_mode, metarag_candidates and reranker (see mhgraph/config.py)."""
-    from mhgraph.config import FILTER_EXTRACTORS, FILTER_MODES, METARAG_SEARCHES
-
-    for option in reversed([
-        click.option("--filter-extractor", type=click.Choice(FILTER_EXTRACTORS),
-                     help="metarag: where the metadata filter comes from (default rules; gold is an upper bound, "
-                          "eval only)."),
-        click.option("--filter-mode", type=click.Choice(FILTER_MODES),
-                     help="metarag: filter inside the vector index (default) or exact pre-filtered search."),
-        click.option("--candidates", "metarag_candidates", type=click.IntRange(min=1),
-                     help="metarag: chunks searched before reranking (K, default 20); -k keeps K'."),
-        click.option("--metarag-search", type=click.Choice(METARAG_SEARCHES),
-                     help="metarag: candidates by vector (the original, default) or hybrid (vector + BM25 inside "
-                          "the filter, linear ranker with hybrid_alpha; its vector side is scored exactly)."),
-        click.option("--rerank/--no-rerank", default=None,
-                     help=f"metarag: rerank the candidates (with --reranker, else {DEFAULT_RERANKER})."),
-        click.option("--reranker", help="metarag: a cross-encoder name or path, an exported ONNX folder, "
-                                        "multihop-rag-minilm (the packaged one), nanoranker, bi-encoder:MODEL or "
-                                        "kfold:DIR (implies --rerank)."),
-        click.option("--rerank-weight", type=click.FloatRange(0, 1),
-                     help="metarag: the reranker's weight fused with the search's score, each standardised "
-                          "(default: the reranker's own, 0.5 for the packaged cross-encoder, else 1: its order "
-                          "alone, as the original)."),
-    ]):
-        command = option(command)
-    return command
-
-
-def treehop_options(command):
-    """The flags of the treehop method, shared by query, ask and eval; they become the settings
-    treehop_model, treehop_hops, treehop_redundancy_pruning, treehop_layer_top_k, treehop_branches and
-    treehop_filter."""
-    for option in reversed([
-        click.option("--treehop-model", help="treehop: a checkpoint or k-fold folder from 'mhgraph treehop train' "
-                                             "(default: the packaged model, for all-MiniLM-L6-v2)."),
-        click.option("--hops", "treehop_hops", type=click.IntRange(min=1), help="treehop: hops (default 2)."),
-        click.option("--redundancy-pruning/--no-redundancy-pruning", "treehop_redundancy_pruning", default=None,
-                     help="treehop: stop a branch whose chunk was already retrieved (default on)."),
-        click.option("--layer-top-k/--no-layer-top-k", "treehop_layer_top_k", default=None,
-                     help="treehop: keep only the best new branches per hop (default on)."),
-        click.option("--branches", "treehop_branches", type=click.IntRange(min=1),
-                     help="treehop: new branches layer-wise top-k keeps per hop (default: -k)."),
-        click.option("--hop-filter/--no-hop-filter", "treehop_filter", default=None,
-                     help="treehop: metarag's metadata filter (--filter-extractor) at every hop (default off)."),
-    ]):
-        command = option(command)
-    return command
-
-
-def reasoning_options(command):
-    """The flags of ircot and decompose, shared by query, ask and eval; they become the settings
-    ircot_max_steps, ircot_max_paragraphs, ircot_paragraph_words, ircot_step_sources and
-    decompose_sub_questions. Which model reasons is the LLM layer's (--llm-backend; none: the
-    offline strategies)."""
-    for option in reversed([
-        click.option("--max-steps", "ircot_max_steps", type=click.IntRange(min=1),
-                     help="ircot: reasoning steps after the first BM25 search (default 8)."),
-        click.option("--max-paragraphs", "ircot_max_paragraphs", type=click.IntRange(min=1),
-                     help="ircot: paragraphs held at most (default 15)."),
-        click.option("--paragraph-words", "ircot_paragraph_words", type=click.IntRange(min=1),
-                     help="ircot: words of each paragraph shown to the model (default: all)."),
-        click.option("--step-sources/--no-step-sources", "ircot_step_sources", default=None,
-                     help="ircot: a step whose thought names outlets searches only their chunks (default on; off: "
-                          "the original method)."),
-        click.option("--sub-questions", "decompose_sub_questions", type=click.IntRange(min=1),
-                     help="decompose: sub-questions N (default 3); -k chunks each."),
-    ]):
-        command = option(command)
-    return command
-
-
-def apply_rerank(settings: Settings, rerank: bool | None) -> Settings:
-    """--no-rerank clears the reranker; --rerank without one named takes DEFAULT_RERANKER."""
-    import dataclasses
-
-    if rerank is False:
-        return dataclasses.replace(settings, reranker=None)
-    if rerank and not settings.reranker:
-        return dataclasses.replace(settings, reranker=DEFAULT_RERANKER)
-    return settings
 
 
 def quiet_progress() -> None:

@@ -6,58 +6,41 @@ import sys
 
 import click
 
-from mhgraph.cli.root import (apply_rerank, cli, llm_options, metarag_options, reasoning_options, settings_from,
-                              treehop_options)
+from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
+from mhgraph.cli.root import cli, llm_options, settings_from
 from mhgraph.errors import MhgraphError
+from mhgraph.retrieval import registry
 
 
 @cli.command()
 @click.argument("question")
-@click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
+@method_choice()
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="Chunks per hop.")
 @click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
 @click.option("--width", default=160, show_default=True, help="Characters of chunk text to show.")
-@metarag_options
-@treehop_options
-@reasoning_options
+@method_options
 @llm_options
 @click.pass_context
 def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_model: str | None,
-          corpus: str | None, width: int, rerank: bool | None, llm_backend: str | None, llm_model: str | None,
-          no_cache: bool, **method_options: object) -> None:
+          corpus: str | None, width: int, llm_backend: str | None, llm_model: str | None,
+          no_cache: bool, **method_flags: object) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
     from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 
-    settings = apply_rerank(settings_from(ctx, embedding_model=embedding_model, corpus=corpus, llm_backend=llm_backend,
-                                          llm_model=llm_model, **method_options), rerank)
+    settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model, corpus=corpus,
+                             llm_backend=llm_backend, llm_model=llm_model)
+    llm = method_llm(method, settings, no_cache)
     with connect(settings) as driver:
-        retriever = build_retriever(method, driver, settings, llm=method_llm(method, settings, no_cache))
+        retriever = build_retriever(method, driver, settings, llm=llm)
         result = retriever.search(question, top_k=top_k)
     phases = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.phases.items())
     click.echo(f"{result.method} on corpus '{result.params.get('corpus')}': {len(result.hops)} hop(s), "
                f"{result.seconds * 1000:.0f} ms" + (f" ({phases})" if phases else ""))
-    if extraction := result.details.get("extraction"):
-        click.echo(f"filter ({result.params['filter_extractor']}): {extraction['filter'] or 'none, unfiltered search'}"
-                   + (f"; dropped: {', '.join(extraction['dropped'])}" if extraction["dropped"] else "")
-                   + (f"; {extraction['failure']}" if extraction.get("failure") else ""))
-    if "stop" in result.details:   # ircot's chain
-        click.echo(f"reasoner: {result.params['reasoner']}; stopped: {result.details['stop']}"
-                   + (f" ({result.details['failure']})" if result.details.get("failure") else ""))
-        for n, thought in enumerate(result.details["reasoning"], start=1):
-            click.echo(f"  thought {n}: {thought}")
-    if "further_targets" in result.details:   # claims
-        click.echo(f"target finder: {result.params['target_finder']}; targets: "
-                   f"{', '.join(result.details['targets']) or '-'}; across bridges: "
-                   f"{', '.join(result.details['further_targets']) or '-'}"
-                   + (f" ({result.details['failure']})" if result.details.get("failure") else ""))
-        for claim in result.details["claims"]:
-            click.echo(f"  hop {claim['hop']} [{claim['target']}] {claim['claim_text'][:width]}")
-    if "sub_questions" in result.details:
-        click.echo(f"decomposer: {result.params['decomposer']}"
-                   + (f"; failed ({result.details['failure']}), the question asked whole"
-                      if result.details.get("failure") else ""))
+    for record in result.diagnostics:   # what the method decided: its filter, chain, claims, tree
+        for line in record.lines(result, width):
+            click.echo(line)
     for hop in result.hops:
         query = repr(hop.query) if hop.query is not None else "(embeddings: each branch's next query)"
         click.echo(f"\nhop {hop.index}  query: {query}  filters: {hop.filters or '-'}  "
@@ -72,25 +55,23 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 
 @cli.command()
 @click.argument("question")
-@click.option("--method", "-m", default="vector", show_default=True, help="Retrieval method.")
+@method_choice()
 @click.option("-k", "--top-k", default=10, show_default=True, type=click.IntRange(min=1),
               help="Chunks of the final ranking given to the model.")
 @click.option("--corpus", help="Corpus to search (default: the graph's only corpus).")
-@metarag_options
-@treehop_options
-@reasoning_options
+@method_options
 @llm_options
 @click.pass_context
 def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,
-        llm_model: str | None, no_cache: bool, rerank: bool | None, **method_options: object) -> None:
+        llm_model: str | None, no_cache: bool, **method_flags: object) -> None:
     """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
     from mhgraph.answer import build_reader
     from mhgraph.graph.connection import connect
     from mhgraph.llm import load_llm
     from mhgraph.retrieval import build_retriever
 
-    settings = apply_rerank(settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model,
-                                          **method_options), rerank)
+    settings = settings_from(ctx, pop_method_flags(method_flags), corpus=corpus, llm_backend=llm_backend,
+                             llm_model=llm_model)
     llm = load_llm(settings, cache=not no_cache)
     reader = build_reader(llm)  # a model problem shows before retrieval
     with connect(settings) as driver:
@@ -114,10 +95,9 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
 
 
 def method_llm(method: str, settings, no_cache: bool):
-    """The language model a retrieval method calls itself (the llm filter extractor), else None."""
-    from mhgraph.retrieval import needs_llm
-
-    if needs_llm(method, settings):
+    """The language model a retrieval method calls itself with these options, else None (with the
+    none backend, None too: the method's offline strategy)."""
+    if registry.get(method).calls_llm(registry.options_for(settings, method)):
         from mhgraph.llm import load_llm
 
         return load_llm(settings, cache=not no_cache)

@@ -29,6 +29,8 @@ import numpy as np
 from mhgraph.eval.difficulty import DIFFICULTY_EDGES, bin_label, bin_labels
 from mhgraph.eval.metrics import QuestionResult, aggregate, grouped, null_scores
 from mhgraph.eval.official import RULE
+from mhgraph.markdown import fmt as _f, table as _table
+from mhgraph.retrieval import registry
 
 Summary = dict[str, Any]
 RANKING_COLUMNS = {"hits@4": "Hits@4", "hits@10": "Hits@10", "map@10": "MAP@10", "mrr@10": "MRR@10"}
@@ -81,15 +83,6 @@ def question_rows(records: Sequence[QuestionResult]) -> list[dict[str, Any]]:
 
 
 # -- Markdown ---------------------------------------------------------------------------------
-def _f(x: float) -> str:
-    return f"{x:.4f}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
-            *("| " + " | ".join(row) + " |" for row in rows)]
-
-
 def _recall_keys(group: Mapping[str, Any]) -> list[str]:
     return [k for k in group.get("ranking", {}) if k.startswith("recall@")]
 
@@ -122,8 +115,8 @@ def to_markdown(summary: Summary) -> str:
     ]
     lines += _steps_lines(summary)
     if scoring == "official":  # ours is still computed (results.json, traces), but not shown
-        return "\n".join([*lines, *_official_section(summary, scoring), *_reasoning_section(summary),
-                          *_filters_section(summary), *_answers_section(summary), ""])
+        return "\n".join([*lines, *_official_section(summary, scoring), *_diagnostics_sections(summary),
+                          *_answers_section(summary), ""])
     lines += [
         "## Hop-conditioned precision / recall / F1", "",
         "Macro averages over the scored questions; D_r is the accumulated set after hop r "
@@ -145,8 +138,7 @@ def to_markdown(summary: Summary) -> str:
                        "evidence but no gold chunk"],
                       [[str(null["null_questions"]), f"{null['avg_returned']:.1f}", str(null["abstained"]),
                         str(null["unmatched"])]]), ""]
-    lines += _reasoning_section(summary)
-    lines += _filters_section(summary)
+    lines += _diagnostics_sections(summary)
     lines += _answers_section(summary)
     if coverage := summary.get("gold_coverage"):  # written by the runner: how facts mapped to chunks
         lines += ["## Gold evidence coverage", "", "\n".join(coverage["lines"]), ""]
@@ -172,37 +164,14 @@ def _steps_lines(summary: Summary) -> list[str]:
                                      for name, p in phases.items()) + ".", ""]
 
 
-FILTER_COLUMNS = {"source_precision": "source P", "source_recall": "source R", "date_precision": "date P",
-                  "date_recall": "date R", "evidence_admitted": "evidence admitted", "has_sources": "with sources",
-                  "has_dates": "with dates", "agrees_sources": "same sources as reference",
-                  "agrees_dates": "same dates as reference"}
-
-
-def _filters_section(summary: Summary) -> list[str]:
-    """metarag's filters against each question's evidence (mhgraph/filters/quality.py)."""
-    filters = summary.get("filters")
-    if not filters:
-        return []
-    groups = filters["groups"]
-    columns = [k for k in FILTER_COLUMNS if any(g.get(k) is not None for g in groups.values())]
-    rows = [[name, str(g["n"]), *(_f(g[k]) if g.get(k) is not None else "-" for k in columns)]
-            for name, g in groups.items()]
-    label = filters["extractor"] + (" (upper bound: the evidence's own sources and dates)"
-                                    if filters.get("upper_bound") else "")
-    if filters.get("llm"):
-        usage = filters.get("llm_usage") or {}
-        label += (f", model {filters['llm']}: {usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt "
-                  f"and {usage.get('completion_tokens', 0)} completion tokens, {usage.get('cache_hits', 0)} replies "
-                  f"from the cache")
-    dropped = ", ".join(f"{name} ({n})" for name, n in filters["dropped_names"].items())
-    return ["## Metadata filters", "",
-            f"Extractor **{label}**. Of {filters['questions']} questions, {filters['filtered']} were searched "
-            f"with a filter and {filters['fallbacks']} without (no usable filter: unfiltered search); "
-            f"{filters['filtered_null']} of {filters['null']} null questions got a filter; "
-            f"{filters['failures']} extraction failures.", "",
-            *_table(["group", "n", *(FILTER_COLUMNS[k] for k in columns)], rows), "",
-            *([f"Names dropped (no Source in the graph): {dropped}.", ""] if dropped else []),
-            *([f"Reference filters: {filters['reference']}.", ""] if filters.get("reference") else [])]
+def _diagnostics_sections(summary: Summary) -> list[str]:
+    """The sections of the methods' own diagnostics (a metadata filter, a reasoning chain, ...), each
+    rendered by its record's class from the part of the summary kept under its kind."""
+    lines: list[str] = []
+    for kind, cls in registry.diagnostics_types().items():
+        if summary.get(kind):
+            lines += cls.report_section(summary[kind])
+    return lines
 
 
 def _answers_section(summary: Summary) -> list[str]:
@@ -284,31 +253,6 @@ def _official_hops(overall: Mapping[str, Any]) -> list[str]:
                 "question's distinct facts.", "",
             *_table(["hop r", "P_r", "R_r", "F1_r"],
                     [[str(h["hop"]), _f(h["precision"]), _f(h["recall"]), _f(h["f1"])] for h in overall["hops"]])]
-
-
-def _reasoning_section(summary: Summary) -> list[str]:
-    """ircot's and decompose's reasoning: who reasoned (a model or the offline strategy), steps,
-    why chains stopped, model calls and tokens per question, and the questions left out."""
-    r = summary.get("reasoning")
-    if not r:
-        return []
-    usage = r.get("llm_usage")
-    lines = ["## Reasoning", "",
-             f"Strategy: **{r['strategy']}**" + (" (offline: no language model; not a model's figures)"
-                                                 if r["offline"] else "") + ". "
-             f"Average {r['unit']}: {r['steps_mean']:.2f} (max {r['steps_max']}); "
-             f"stops: " + (", ".join(f"{k} {v}" for k, v in r["stops"].items()) or "-") + "; "
-             f"model failures: {r['failures']}."]
-    if usage:
-        n = max(1, summary.get("selection", {}).get("questions") or 1)
-        lines.append(f"Model calls {usage['calls']} ({usage['calls'] / n:.2f} per question; cache hits "
-                     f"{usage['cache_hits']}), prompt tokens {usage['prompt_tokens'] / n:.0f} and completion tokens "
-                     f"{usage['completion_tokens'] / n:.0f} per question, {usage['seconds'] / n:.1f} s per question "
-                     "in model calls.")
-    if held := r.get("held_out"):
-        lines.append("Left out of every figure (the few-shot demonstrations, whichever strategy runs): "
-                     + "; ".join(f"\"{q[:90]}...\"" for q in held) + ".")
-    return [*lines, ""]
 
 
 def _row(n: int, scores: Mapping[str, float]) -> list[str]:

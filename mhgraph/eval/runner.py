@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import neo4j
 import numpy as np
@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from mhgraph import cypher
 from mhgraph.answer import Answer, build_reader
+from mhgraph.benchmark import load_questions
 from mhgraph.config import Settings
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
@@ -32,16 +33,13 @@ from mhgraph.eval.answers import score_answer, summarise_answers
 from mhgraph.eval.difficulty import difficulties
 from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
 from mhgraph.eval.metrics import RECALL_AT, score_results
-from mhgraph.types import Question
-from mhgraph.benchmark import load_questions
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
-from mhgraph.graph.corpora import resolve_corpus
+from mhgraph.graph.context import GraphContext
 from mhgraph.graph.schema import corpus_chunking, corpus_embed_header
 from mhgraph.llm import LLM, Usage, load_llm
-from mhgraph.reasoning import demonstrations
-from mhgraph.retrieval import DEMONSTRATED, build_retriever, needs_llm, question_embedder
-from mhgraph.types import RetrievalResult
+from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
+from mhgraph.types import Diagnostics, Question, RetrievalResult, RunContext
 
 T = TypeVar("T")
 
@@ -136,7 +134,8 @@ def _result_json(q: Question, result: RetrievalResult, gold: Sequence[str]) -> d
     return {
         "id": q.id, "query": q.query, "type": q.question_type, "answer": q.answer, "gold": list(gold),
         "seconds": result.seconds, "params": result.params,
-        **({"phases": result.phases} if result.phases else {}), **result.details,
+        **({"phases": result.phases} if result.phases else {}),
+        **{k: v for d in result.diagnostics for k, v in d.to_json().items()},
         "hops": [{"hop": h.index, "query": h.query, "filters": h.filters, "seconds": h.seconds,
                   "chunks": [{"chunk_id": c.chunk_id, "rank": c.rank, "score": c.score, "title": c.title,
                               "source": c.source, "parent_id": c.parent_id, "gold": c.chunk_id in wanted}
@@ -163,54 +162,20 @@ def phase_latency(results: Iterable[RetrievalResult]) -> dict[str, dict[str, flo
                     "mean": float(np.mean(ms))} for phase, ms in by_phase.items()}
 
 
-def filter_report(driver: neo4j.Driver, database: str | None, corpus: str, questions: Sequence[Question],
-                  results: dict[str, RetrievalResult], params: dict[str, Any]) -> dict[str, Any]:
-    """metarag's filters: quality against the evidence, agreement with the reference filters
-    (when the file is there), fallbacks to unfiltered search."""
-    from mhgraph.filters.extractors import Extraction, build_extractor, default_reference_path
-    from mhgraph.filters.model import MetadataFilter
-    from mhgraph.filters.quality import summarise_quality
-
-    extractions = {}
-    for q in questions:
-        e = results[q.id].details["extraction"]
-        extractions[q.id] = Extraction(MetadataFilter.from_json(e["filter"]), tuple(e["dropped"]), e["seconds"],
-                                       e.get("failure"))
-    reference = None
-    if default_reference_path().is_file():
-        lookup = build_extractor("reference", driver, database, corpus)
-        listed = {q.id: lookup.extract(q.query) for q in questions}
-        reference = {qid: e for qid, e in listed.items() if e.failure is None}
-    report = summarise_quality(questions, extractions, reference)
-    report["extractor"] = params.get("filter_extractor")
-    report["upper_bound"] = report["extractor"] == "gold"
-    report["reference"] = str(default_reference_path()) if reference is not None else None
-    report["fallbacks"] = sum(r.details.get("fallback", False) for r in results.values())
-    return report
+def trained_on(retriever: Retriever, questions: Sequence[Question]) -> dict[str, int]:
+    """model name -> how many of `questions` that trained model of the retriever saw in training
+    (a model that records its training questions knows; k-fold models never score their own)."""
+    return {model.name: seen for model in retriever.trained_models()
+            if (seen := sum(model.saw(q.query) for q in questions))}
 
 
-def reranker_saw(retriever: Retriever, questions: Sequence[Question]) -> int:
-    """How many of `questions` the retriever's reranker was trained on (a model exported by
-    `mhgraph reranker export` knows; k-fold models never score their own questions)."""
-    saw = getattr(getattr(retriever, "reranker", None), "saw", None)
-    return sum(saw(q.query) for q in questions) if saw is not None else 0
-
-
-def reasoning_report(results: Iterable[RetrievalResult], params: dict[str, Any], llm: LLM | None,
-                     held_out: Iterable[str]) -> dict[str, Any]:
-    """ircot's and decompose's reasoning over a run: the strategy, steps after the first search
-    (ircot) or sub-questions asked (decompose), why chains stopped, failures, the model's usage."""
-    results = list(results)
-    steps = [len(r.hops) - 1 if "stop" in r.details else len(r.hops) for r in results]
-    stops: dict[str, int] = {}
-    for r in results:
-        if "stop" in r.details:
-            stops[r.details["stop"]] = stops.get(r.details["stop"], 0) + 1
-    return {"strategy": params.get("reasoner") or params.get("decomposer"), "offline": llm is None,
-            "unit": "sub-questions asked" if "decomposer" in params else "steps after the first search",
-            "steps_mean": float(np.mean(steps)) if steps else 0.0, "steps_max": max(steps, default=0),
-            "stops": dict(sorted(stops.items())), "failures": sum("failure" in r.details for r in results),
-            "llm_usage": llm.usage.as_dict() if llm is not None else None, "held_out": sorted(held_out)}
+def diagnostics_by_kind(results: Mapping[str, RetrievalResult]) -> dict[str, dict[str, Diagnostics]]:
+    """kind -> question id -> that question's record of the kind."""
+    out: dict[str, dict[str, Diagnostics]] = {}
+    for qid, result in results.items():
+        for record in result.diagnostics:
+            out.setdefault(record.kind, {})[qid] = record
+    return out
 
 
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
@@ -218,32 +183,37 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     database = settings.neo4j_database
     if options.scoring not in official.SCORINGS:
         raise MhgraphError(f"unknown scoring '{options.scoring}'; choose from {', '.join(official.SCORINGS)}")
-    held_out = demonstrations.held_out() if options.method in DEMONSTRATED else frozenset()
+    spec = registry.get(options.method)
+    method_options = registry.options_for(settings, options.method)
+    held_out = registry.held_out(options.method)
     questions = load_questions(options.questions_path, types=options.types, limit=options.limit,
                                per_type=options.per_type, exclude=held_out)
     if not questions:
         raise MhgraphError(f"{options.questions_path}: no questions selected")
-    corpus = resolve_corpus(driver, database, settings.corpus)
+    graph = GraphContext.open(driver, database, settings.corpus)
+    corpus = graph.corpus
     matcher = gold_matcher(driver, database, corpus)
     gold = matcher.gold_sets(questions)
     coverage = coverage_report(questions, matcher)
 
     # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
     # setting fails before any retrieval.
-    llm = (load_llm(settings, cache=options.llm_cache)
-           if options.answer or needs_llm(options.method, settings) else None)
+    method_calls_llm = spec.calls_llm(method_options)
+    llm = load_llm(settings, cache=options.llm_cache) if options.answer or method_calls_llm else None
     # Model loading and the first query's planning happen here, outside the timed searches.
-    embedder = embedder or question_embedder(driver, settings, corpus)
-    retriever = build_retriever(options.method, driver, settings, embedder=embedder, corpus=corpus, llm=llm,
-                                questions=questions)
+    embedder = embedder or registry.question_embedder(graph, settings)
+    retriever = registry.build_retriever(options.method, graph, settings, method_options, embedder=embedder,
+                                         llm=llm, questions=questions)
     retriever.search(questions[0].query, top_k=options.top_k)
     if llm is not None:   # the warm-up's model calls are not the run's
         llm.usage = Usage()
     params = {**options.params, **retriever.params}
-    if seen := reranker_saw(retriever, questions):
-        params["reranker_saw"] = f"{seen} of {len(questions)} questions in training: not held out"
-        warnings.warn(f"the reranker was trained on {seen} of the {len(questions)} questions evaluated: "
-                      f"its figures on them are not held out", stacklevel=2)
+    if seen := trained_on(retriever, questions):
+        params["trained_on"] = {name: f"{n} of {len(questions)} questions in training: not held out"
+                                for name, n in seen.items()}
+        for name, n in seen.items():
+            warnings.warn(f"{name} was trained on {n} of the {len(questions)} questions evaluated: "
+                          f"its figures on them are not held out", stacklevel=2)
 
     started_at = datetime.now(timezone.utc)
     run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]
@@ -266,12 +236,12 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         summary["official"] = official.summarise(questions, official_scores)
     if phases := phase_latency(results.values()):
         summary["phases_ms"] = phases
-    if any("extraction" in r.details for r in results.values()):
-        summary["filters"] = filter_report(driver, database, corpus, questions, results, retriever.params)
-        if needs_llm(options.method, settings) and llm is not None:   # which model read the filters, at what cost
-            summary["filters"].update(llm=llm.label, llm_usage=llm.usage.as_dict())
-    if options.method in DEMONSTRATED:
-        summary["reasoning"] = reasoning_report(results.values(), retriever.params, llm, held_out)
+    run_context = RunContext(driver, database, corpus, run_id, questions, results, gold, params,
+                             llm=llm if method_calls_llm else None, held_out=held_out)
+    diagnostics = diagnostics_by_kind(results)
+    for kind, kept in diagnostics.items():   # each method's own section: filters, reasoning, ...
+        if (section := type(next(iter(kept.values()))).summarise(kept, run_context)) is not None:
+            summary[kind] = section
     answers = answer_scores = None
     if options.answer:
         answers, answer_scores, summary["answers"] = _answer_all(llm, questions, results, options)
@@ -311,6 +281,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                          started_at=started_at, finished_at=finished_at, summary=summary, questions=questions,
                          results=results, gold=gold, answers=answers, answer_scores=answer_scores,
                          reader=summary["answers"]["reader"] if answers else None)
+        for kept in diagnostics.values():
+            type(next(iter(kept.values()))).write_traces(kept, run_context)
     return EvalRun(run_id, run_dir, summary, coverage,
                    {k: str(v) for k, v in asdict(files).items()} | {"results": str(run_dir / "results.json")})
 

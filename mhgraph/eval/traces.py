@@ -8,13 +8,11 @@
 (:EvalRun)-[:ASKED {answer, abstained, correct_official, correct_exact, failed, reader}]->(:Question)
                                                                with eval --answer
 (:Question)-[:CITED {run, number}]->(:Chunk)                   the excerpts an answer cites
-(:Question)-[:STEP {run, hop}]->(:Step {run, question, hop, query, thought})
-  -[:FETCHED {rank, score, gold}]->(:Chunk)                    ircot's and decompose's steps, in order
-(:Step)-[:NEXT_STEP]->(:Step), (:Chunk)-[:PROMPTED {run}]->(:Step)  the chunk whose text led to a thought
-(:Question)-[:ASKED_TARGET {run, hop}]->(:Target), (:Question)-[:USED_CLAIM {run, hop, target}]->(:Claim)
-                                                               claims: the targets asked and the claims used
-(:EvalRun)-[:ASKED {filter, filter_sources, filter_days, filter_from, filter_to, filter_extractor,
-                    fallback}]->(:Question)                    metarag's filter per question
+
+Each method's diagnostics records add their own rows (Diagnostics.write_traces, e.g. a reasoning
+chain's (:Step)s, a claim trail's USED_CLAIM, a filter on ASKED). They follow one rule, which lets
+a run be deleted whatever methods made it: a trace relationship carries the run's id (`run`) and
+starts at the run's Question, and a trace node carries `run` and hangs from the Question.
 The saved Browser queries in mhgraph/cypher/browser/ read this.
 """
 
@@ -27,8 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.types import Question
-from mhgraph.types import RetrievalResult
+from mhgraph.types import Question, RetrievalResult
 
 BATCH = 2000
 
@@ -43,6 +40,13 @@ def delete_run(driver: neo4j.Driver, database: str | None, run_id: str) -> bool:
     return bool(records) and records[0]["deleted"] > 0
 
 
+def run_summary(driver: neo4j.Driver, database: str | None, run_id: str) -> str | None:
+    """The summary (report.json's content) stored with a run, or None when there is no such run."""
+    records, _, _ = driver.execute_query("MATCH (r:EvalRun {id: $run}) RETURN r.metrics AS metrics", run=run_id,
+                                         database_=database, routing_=neo4j.RoutingControl.READ)
+    return records[0]["metrics"] if records else None
+
+
 def list_runs(driver: neo4j.Driver, database: str | None) -> list[dict[str, Any]]:
     records, _, _ = driver.execute_query(cypher.load("eval/list_runs"), database_=database)
     return [r.data() for r in records]
@@ -51,30 +55,6 @@ def list_runs(driver: neo4j.Driver, database: str | None) -> list[dict[str, Any]
 def _batches(rows: Sequence[dict], size: int = BATCH) -> Iterable[Sequence[dict]]:
     for i in range(0, len(rows), size):
         yield rows[i:i + size]
-
-
-def filter_row(question_id: str, result: RetrievalResult) -> dict[str, Any]:
-    """metarag's filter for write_filters: the JSON form and its parts (None: no such condition)."""
-    from mhgraph.filters.model import MetadataFilter
-
-    found = MetadataFilter.from_json(result.details["extraction"]["filter"])
-    return {"question": question_id, "filter": json.dumps(found.to_json()), "sources": list(found.sources) or None,
-            "days": list(found.days) or None, "from": found.day_from, "to": found.day_to,
-            "fallback": result.details["fallback"]}
-
-
-def step_rows_of(question_id: str, result: RetrievalResult, gold: set[str]) -> list[dict[str, Any]]:
-    """write_steps rows of one question: its steps (result.details["steps"], one per hop), each with
-    the chunks its hop added."""
-    hops = {h.index: h for h in result.hops}
-    rows = []
-    for step in result.details.get("steps", ()):
-        hop = hops.get(step["hop"])
-        fetched = [{"chunk": c.chunk_id, "rank": c.rank, "score": c.score, "gold": c.chunk_id in gold}
-                   for c in (hop.chunks if hop else ())]
-        rows.append({"question": question_id, "hop": step["hop"], "query": step["query"], "thought": step["thought"],
-                     "parent": step["parent"], "previous_hop": step["hop"] - 1, "fetched": fetched})
-    return rows
 
 
 def write_run(
@@ -122,18 +102,6 @@ def write_run(
         driver.execute_query(cypher.load("eval/write_retrieved"), run=run_id, rows=list(rows), database_=database)
     for rows in _batches(led_to):
         driver.execute_query(cypher.load("eval/write_led_to"), run=run_id, rows=list(rows), database_=database)
-    step_rows = [row for q in questions for row in step_rows_of(q.id, results[q.id], set(gold.get(q.id, ())))]
-    for rows in _batches(step_rows, 500):   # in hop order within a batch: NEXT_STEP finds the step before
-        driver.execute_query(cypher.load("eval/write_steps"), run=run_id, rows=list(rows), database_=database)
-    claim_rows = [{"question": q.id, "hop": c["hop"], "target": c["target"], "claim": c["claim"]}   # target: its key
-                  for q in questions for c in results[q.id].details.get("claims", ())]
-    for rows in _batches(claim_rows):
-        driver.execute_query(cypher.load("eval/write_claims"), run=run_id, rows=list(rows), corpus=corpus,
-                             database_=database)
-    filter_rows = [filter_row(q.id, results[q.id]) for q in questions if "extraction" in results[q.id].details]
-    for rows in _batches(filter_rows, 500):
-        driver.execute_query(cypher.load("eval/write_filters"), run=run_id, filters=list(rows),
-                             extractor=params.get("filter_extractor"), database_=database)
     if answers:
         answer_rows = [{"question": q.id, "text": answers[q.id].text, "abstained": answers[q.id].abstained,
                         "official": answer_scores[q.id]["official"], "exact": answer_scores[q.id]["exact"],

@@ -66,12 +66,10 @@ def resolve_corpus(driver: Driver, database: str | None, name: str | None) -> st
 def delete_corpus(driver: Driver, database: str | None, name: str | None) -> list[str]:
     """Delete corpus `name` (None: the unnamed Documents), its Sources used by no other corpus and
     its evaluation runs; returns the ids of the runs deleted. Other corpora are untouched."""
-    from mhgraph.eval import traces
-
     records, _, _ = driver.execute_query(cypher.load("corpora/runs"), name=name, database_=database)
     runs = [r["id"] for r in records]
     for run in runs:  # before the chunks, so its Questions go too
-        traces.delete_run(driver, database, run)
+        driver.execute_query(cypher.load("eval/delete_run"), run=run, database_=database)
     with driver.session(database=database) as session:  # IN TRANSACTIONS needs auto-commit transactions
         for statement in cypher.load_statements("corpora/delete"):
             session.run(statement, key=name or "").consume()

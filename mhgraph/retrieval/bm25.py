@@ -12,7 +12,9 @@ from mhgraph import cypher
 from mhgraph.graph.schema import FULLTEXT_INDEX
 from mhgraph.types import RetrievalResult
 from mhgraph.retrieval.base import Retriever
+from mhgraph.options import MethodOptions
 from mhgraph.retrieval.records import single_hop
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
 
 _LUCENE_SPECIAL = re.compile(r'(&&|\|\||[+\-!(){}\[\]^"~*?:\\/])')
 _LUCENE_OPERATORS = re.compile(r"\b(AND|OR|NOT|TO)\b")
@@ -53,3 +55,16 @@ class BM25Retriever(Retriever):
         started = time.perf_counter()
         text, records = self.fetch(question, top_k)
         return single_hop(self.name, question, text, records, started, {"top_k": top_k, **self.params})
+
+
+class BM25Options(MethodOptions):
+    """bm25 has no options of its own."""
+
+
+def build(ctx: BuildContext, options: BM25Options) -> BM25Retriever:
+    return BM25Retriever(ctx.graph.driver, ctx.graph.database, corpus=ctx.graph.corpus)
+
+
+METHOD = MethodSpec(
+    name="bm25", description="lexical baseline: top-k chunks by Lucene BM25 over the Chunk fulltext index",
+    options=BM25Options, build=build, indexes=("fulltext",))

@@ -7,7 +7,7 @@ the best `top_k` claims in all (8 as published). Hop 2: from each claim found, 1
 targets (its own Target, another entity it names), at most `max_targets` (20) targets in all,
 and for each new target its one claim nearest to the question, not used yet. The claims' chunks
 are the evidence, each scored by its best claim's similarity to the question; a hop-2 chunk is
-linked to the hop-1 chunk whose claim named its target (parent_id), and `details` keeps, per hop,
+linked to the hop-1 chunk whose claim named its target (parent_id), and its `ClaimTrail` keeps, per hop,
 which target led to which claim, so the traces hold question -> target -> claim -> chunk. A hop's
 query is its targets, joined by "; ".
 One Cypher round trip per hop (cypher/retrieval/claims_for_targets.cypher).
@@ -24,13 +24,21 @@ import neo4j
 from mhgraph import cypher
 from mhgraph.claims.merge import alias_map
 from mhgraph.claims.names import name_key
-from mhgraph.claims.targets import TargetFinder
+from mhgraph.claims.build import CLAIM_INDEX, claim_count
+from mhgraph.claims.diagnostics import ClaimTrail
+from mhgraph.claims.targets import LLMTargetFinder, OfflineTargetFinder, TargetFinder
+from mhgraph.errors import MhgraphError
+from mhgraph.filters.sources import SourceCatalog
+from mhgraph.graph.context import GraphContext
+from mhgraph.graph.schema import index_info
+from mhgraph.options import MethodOptions, option
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.llm import LLMError
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.merge import new_chunks
 from mhgraph.retrieval.records import to_chunks
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
 
 
 class ClaimsRetriever(Retriever):
@@ -109,10 +117,9 @@ class ClaimsRetriever(Retriever):
             hops.append(Hop(2, chunks, query="; ".join(further), seconds=time.perf_counter() - t))
             trail += [{"hop": 2, "target": r["asked"], "claim": r["claim_id"], "claim_text": r["claim"],
                        "chunk": r["chunk_id"], "bridged_from": parent_of.get(r["asked"])} for r in hop2]
-        details: dict[str, Any] = {"targets": asked, "further_targets": further, "claims": trail,
-                                   **({"failure": failure} if failure else {})}
+        found = ClaimTrail(self.finder.label, tuple(asked), tuple(further), tuple(trail), failure)
         return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
-                               seconds=time.perf_counter() - started, details=details)
+                               seconds=time.perf_counter() - started, diagnostics=(found,))
 
     @staticmethod
     def _chunks(records: list[neo4j.Record], parent_of: dict[str, str]) -> list[RetrievedChunk]:
@@ -123,3 +130,32 @@ class ClaimsRetriever(Retriever):
                 best[r["chunk_id"]] = r
         ordered = sorted(best.values(), key=lambda r: (-r["score"], r["chunk_id"]))
         return [replace(c, parent_id=parent_of.get(r["asked"])) for c, r in zip(to_chunks(ordered), ordered)]
+
+
+class ClaimsOptions(MethodOptions):
+    max_targets: int = option(20, "Targets searched in all, hop 2's included.", ge=1)
+    candidates: int = option(20, "Candidate claims per target (by Target name and the Claim vector index) "
+                             "before they are scored against the question.", ge=1)
+
+
+def require_claims(graph: GraphContext) -> None:
+    """Before any model loads: the corpus's claim layer must be there."""
+    if index_info(graph.driver, graph.database, CLAIM_INDEX) is None or not claim_count(
+            graph.driver, graph.database, graph.corpus):
+        raise MhgraphError(f"corpus '{graph.corpus}' has no claims: run 'mhgraph claims build --corpus "
+                           f"{graph.corpus}' first")
+
+
+def build(ctx: BuildContext, options: ClaimsOptions) -> ClaimsRetriever:
+    g = ctx.graph
+    finder = (LLMTargetFinder(ctx.llm) if ctx.llm is not None
+              else OfflineTargetFinder(SourceCatalog.from_graph(g.driver, g.database, g.corpus)))
+    return ClaimsRetriever(g.driver, ctx.embedder, finder, g.database, corpus=g.corpus,
+                           max_targets=options.max_targets, candidates=options.candidates)
+
+
+METHOD = MethodSpec(
+    name="claims", description="claim-bridge retrieval over the claim layer: question targets, claims, "
+                               "and the targets those claims name",
+    options=ClaimsOptions, build=build, indexes=("vector",), embedder=True, uses_llm=True,
+    requires=require_claims, diagnostics=(ClaimTrail,), extra="claims")

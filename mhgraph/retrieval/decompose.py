@@ -11,10 +11,15 @@ import time
 from typing import Any
 
 from mhgraph.llm import LLMError
-from mhgraph.reasoning.decomposer import Decomposer
+from mhgraph.filters.sources import SourceCatalog
+from mhgraph.options import MethodOptions, option
+from mhgraph.reasoning import demonstrations
+from mhgraph.reasoning.decomposer import Decomposer, LLMDecomposer, OfflineDecomposer
+from mhgraph.reasoning.diagnostics import ReasoningChain
 from mhgraph.types import Hop, RetrievalResult
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.retrieval.vector import VectorRetriever
 
 
@@ -52,9 +57,28 @@ class DecomposeRetriever(Retriever):
             hops.append(Hop(index=len(hops) + 1, chunks=chunks, query=sub, seconds=time.perf_counter() - t))
             phases["search"] += hops[-1].seconds
         rescore(hops, fused_scores(rankings))
-        details: dict[str, Any] = {
-            "sub_questions": subs, "steps": [{"hop": h.index, "thought": None, "query": h.query, "parent": None}
-                                             for h in hops],
-            **({"failure": failure} if failure else {})}
+        chain = ReasoningChain(self.decomposer.label, "sub-questions asked",
+                               tuple({"hop": h.index, "thought": None, "query": h.query, "parent": None} for h in hops),
+                               sub_questions=tuple(subs), failure=failure)
         return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
-                               seconds=time.perf_counter() - started, phases=phases, details=details)
+                               seconds=time.perf_counter() - started, phases=phases, diagnostics=(chain,))
+
+
+class DecomposeOptions(MethodOptions):
+    sub_questions: int = option(3, "Sub-questions N; -k chunks each.", flag="--sub-questions", ge=1,
+                                legacy=("decompose_sub_questions",))
+
+
+def build(ctx: BuildContext, options: DecomposeOptions) -> DecomposeRetriever:
+    g = ctx.graph
+    vector = VectorRetriever(g.driver, ctx.embedder, g.capabilities, g.database, corpus=g.corpus,
+                             search_ratio=ctx.settings.vector_search_ratio)
+    decomposer = (LLMDecomposer(ctx.llm, demonstrations.load(demonstrations.benchmark_questions()))
+                  if ctx.llm is not None else OfflineDecomposer(SourceCatalog.from_graph(g.driver, g.database, g.corpus)))
+    return DecomposeRetriever(vector, decomposer, sub_questions=options.sub_questions)
+
+
+METHOD = MethodSpec(
+    name="decompose", description="query decomposition: sub-questions, each searched by vector, rankings fused",
+    options=DecomposeOptions, build=build, indexes=("vector",), embedder=True, uses_llm=True,
+    held_out=demonstrations.held_out, diagnostics=(ReasoningChain,))

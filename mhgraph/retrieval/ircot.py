@@ -30,12 +30,17 @@ from typing import Any, Sequence
 import neo4j
 
 from mhgraph.llm import LLMError
-from mhgraph.reasoning.reasoner import Reasoner, Thought
+from mhgraph.filters.sources import SourceCatalog
+from mhgraph.options import MethodOptions, option
+from mhgraph.reasoning import demonstrations
+from mhgraph.reasoning.diagnostics import ReasoningChain
+from mhgraph.reasoning.reasoner import LLMReasoner, OfflineReasoner, Reasoner, Thought
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import BM25Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
 from mhgraph.retrieval.records import to_chunks
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
 
 
 class IRCoTRetriever(Retriever):
@@ -100,8 +105,35 @@ class IRCoTRetriever(Retriever):
         steps = [{"hop": 1, "thought": None, "query": question, "parent": None}]
         steps += [{"hop": i + 2, "thought": th.text, "query": th.query, "parent": th.parent}
                   for i, th in enumerate(t for t in thoughts if not t.stop)]
-        details: dict[str, Any] = {
-            "steps": steps, "stop": stop, "reasoning": [t.text for t in thoughts if t.text],
-            **({"failure": failure} if failure else {})}
+        chain = ReasoningChain(self.reasoner.label, "steps after the first search", tuple(steps), stop=stop,
+                               thoughts=tuple(t.text for t in thoughts if t.text), failure=failure,
+                               first_search=True)
         return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
-                               seconds=time.perf_counter() - started, phases=phases, details=details)
+                               seconds=time.perf_counter() - started, phases=phases, diagnostics=(chain,))
+
+
+class IRCoTOptions(MethodOptions):
+    max_steps: int = option(8, "Reasoning steps after the first BM25 search.", flag="--max-steps", ge=1,
+                            legacy=("ircot_max_steps",))
+    max_paragraphs: int = option(15, "Paragraphs held at most.", flag="--max-paragraphs", ge=1,
+                                 legacy=("ircot_max_paragraphs",))
+    paragraph_words: int | None = option(None, "Words of each paragraph shown to the model (default: all).",
+                                         flag="--paragraph-words", ge=1, legacy=("ircot_paragraph_words",))
+    step_sources: bool = option(True, "A step whose thought names outlets searches only their chunks (off: the "
+                                "original method).", flag="--step-sources", legacy=("ircot_step_sources",))
+
+
+def build(ctx: BuildContext, options: IRCoTOptions) -> IRCoTRetriever:
+    g = ctx.graph
+    catalog = SourceCatalog.from_graph(g.driver, g.database, g.corpus)
+    reasoner = (LLMReasoner(ctx.llm, demonstrations.load(demonstrations.benchmark_questions()),
+                            paragraph_words=options.paragraph_words, catalog=catalog)
+                if ctx.llm is not None else OfflineReasoner(catalog))
+    return IRCoTRetriever(g.driver, reasoner, g.database, corpus=g.corpus, max_steps=options.max_steps,
+                          max_paragraphs=options.max_paragraphs, step_sources=options.step_sources)
+
+
+METHOD = MethodSpec(
+    name="ircot", description="IR-CoT: BM25 retrieval interleaved with chain-of-thought steps",
+    options=IRCoTOptions, build=build, indexes=("fulltext",), uses_llm=True, held_out=demonstrations.held_out,
+    diagnostics=(ReasoningChain,))

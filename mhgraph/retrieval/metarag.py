@@ -22,25 +22,33 @@ reported apart (RetrievalResult.phases).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.config import FILTER_MODES
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
-from mhgraph.filters.extractors import FilterExtractor
+from mhgraph.filters.diagnostics import FilterExtraction
+from mhgraph.filters.extractors import EXTRACTORS, FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
+from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, rerank
 from mhgraph.types import Hop, RetrievalResult
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
 
 DEFAULT_CANDIDATES = 20
+# index: in the vector index (SEARCH ... WHERE); exact: pre-filtered exact search
+FILTER_MODES = ("index", "exact")
+# what --rerank uses when no reranker is named: a relevance model a registry package carries. Not the
+# packaged cross-encoder (multihop-rag-minilm): its scores barely depend on the question (docs, metarag),
+# which helps on its benchmark fused with the search and nowhere else.
+DEFAULT_RERANKER = "bi-encoder:bge-small-en-v1.5"
 
 
 INDEX_QUERIES = {"sources": "retrieval/vector_search_sources", "dates": "retrieval/metarag_index_dates",
@@ -105,6 +113,9 @@ class MetaRAGRetriever(Retriever):
                 "search_ratio": self.search_ratio, "reranker": self.reranker.name if self.reranker else None,
                 **({"rerank_weight": self.rerank_weight} if self.reranker and self.rerank_weight < 1 else {})}
 
+    def trained_models(self) -> tuple[Any, ...]:
+        return (self.reranker,) if hasattr(self.reranker, "saw") else ()
+
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
         extraction = self.extractor.extract(question)
@@ -137,6 +148,70 @@ class MetaRAGRetriever(Retriever):
         seconds = time.perf_counter() - started
         hop = Hop(index=1, chunks=chunks, query=question,
                   filters=None if fallback else extraction.filter.to_json(), seconds=seconds)
-        details = {"extraction": extraction.to_json(), "fallback": fallback, "candidates_found": len(records)}
+        found = FilterExtraction(extraction, fallback, self.extractor.name, candidates_found=len(records))
         return RetrievalResult(question, self.name, [hop], params={"top_k": top_k, **self.params}, seconds=seconds,
-                               phases={"filter": filter_s, "search": search_s, "rerank": rerank_s}, details=details)
+                               phases={"filter": filter_s, "search": search_s, "rerank": rerank_s},
+                               diagnostics=(found,))
+
+
+FilterExtractorName = Literal["rules", "llm", "reference", "gold"]
+assert set(FilterExtractorName.__args__) == set(EXTRACTORS)
+
+
+class MetaRAGOptions(MethodOptions):
+    filter_extractor: FilterExtractorName = option(
+        "rules", "Where the metadata filter comes from: rules (offline), llm (the LLM layer's model), reference "
+        "(the published filters, by question text), gold (the evidence's own: an upper bound, eval only).",
+        flag="--filter-extractor", env=("MHGRAPH_FILTER_EXTRACTOR",), legacy=("filter_extractor",))
+    filter_mode: Literal["index", "exact"] = option(
+        "index", "Filter inside the vector index (index) or exact pre-filtered search (exact).",
+        flag="--filter-mode", env=("MHGRAPH_FILTER_MODE",), legacy=("filter_mode",))
+    candidates: int = option(DEFAULT_CANDIDATES, "Chunks searched before reranking (K); -k keeps K'.",
+                             flag="--candidates", ge=1, legacy=("metarag_candidates",))
+    search: Literal["vector", "hybrid"] = option(
+        "vector", "Candidates by vector (the original) or hybrid (vector + BM25 inside the filter, linear "
+        "ranker with alpha; its vector side is scored exactly).", flag="--metarag-search",
+        legacy=("metarag_search",))
+    alpha: float = option(0.5, "The vector weight of the hybrid candidate search.", ge=0.0, le=1.0,
+                          env=("MHGRAPH_HYBRID_ALPHA",), legacy=("hybrid_alpha",))
+    reranker: str | None = option(
+        None, "Rerank the candidates with: a cross-encoder name or path, an exported ONNX folder, "
+        "multihop-rag-minilm (the packaged one), nanoranker, bi-encoder:MODEL or kfold:DIR.",
+        flag="--reranker", env=("MHGRAPH_RERANKER",), legacy=("reranker",))
+    rerank: bool | None = option(
+        None, f"Rerank the candidates (with the reranker named, else {DEFAULT_RERANKER}); off: no reranking "
+        "even if a reranker is named.", flag="--rerank")
+    rerank_weight: float | None = option(
+        None, "The reranker's weight fused with the search's score, each standardised (default: the reranker's "
+        "own, 0.5 for the packaged cross-encoder, else 1: its order alone, as the original).",
+        flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
+
+    @property
+    def reranker_name(self) -> str | None:
+        """The reranker that runs: none when rerank is off, the default when it is on and none is named."""
+        if self.rerank is False:
+            return None
+        return self.reranker or (DEFAULT_RERANKER if self.rerank else None)
+
+
+def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
+    from mhgraph.rerank.models import load_reranker   # torch, for the cross-encoders
+
+    g = ctx.graph
+    extractor = build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
+                                questions=ctx.questions)
+    reranker = ctx.components.get("reranker")
+    if reranker is None and options.reranker_name:
+        reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir)
+    return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
+                            search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
+                            candidates=options.candidates, reranker=reranker, search=options.search,
+                            alpha=options.alpha, rerank_weight=options.rerank_weight)
+
+
+METHOD = MethodSpec(
+    name="metarag", description="Multi-Meta-RAG: metadata filters from the question, filtered search in Neo4j, "
+                                "optional reranking",
+    options=MetaRAGOptions, build=build, embedder=True,
+    indexes=lambda o: ("vector", "fulltext") if o.search == "hybrid" else ("vector",),
+    uses_llm=lambda o: o.filter_extractor == "llm", diagnostics=(FilterExtraction,))

@@ -29,20 +29,29 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 import neo4j
 import numpy as np
 
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
-from mhgraph.filters.extractors import FilterExtractor
+from mhgraph.errors import MhgraphError
+from mhgraph.filters.diagnostics import FilterExtraction
+from mhgraph.filters.extractors import FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.metarag import index_form
 from mhgraph.retrieval.records import to_chunks
-from mhgraph.treehop.checkpoint import TreeHopModels
+from mhgraph.options import MethodOptions, option
+from mhgraph.retrieval.metarag import FilterExtractorName
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.treehop.diagnostics import TreeHopTree
+
+if TYPE_CHECKING:
+    from mhgraph.treehop.checkpoint import TreeHopModels
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,9 @@ class TreeHopRetriever(Retriever):
                 "terms": list(self.models.checkpoints[0].model.config.terms),
                 **({"filter_extractor": self.extractor.name} if self.extractor else {})}
 
+    def trained_models(self) -> tuple[Any, ...]:
+        return (self.models,)
+
     def _search(self, vectors: Sequence[np.ndarray], top_k: int, last: bool,
                 filt: MetadataFilter | None) -> list[list[tuple[RetrievedChunk, np.ndarray | None]]]:
         self.round_trips += 1
@@ -117,12 +129,12 @@ class TreeHopRetriever(Retriever):
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
         phases: dict[str, float] = {}
-        details: dict[str, Any] = {}
+        diagnostics: tuple = ()
         filt = None
         if self.extractor is not None:
             extraction = self.extractor.extract(question)
             filt = None if extraction.filter.is_empty else extraction.filter
-            details = {"extraction": extraction.to_json(), "fallback": filt is None}
+            diagnostics = (FilterExtraction(extraction, filt is None, self.extractor.name),)
             phases["filter"] = time.perf_counter() - started
         shown = filt.to_json() if filt else None
         model = self.models.for_question(question)
@@ -154,7 +166,7 @@ class TreeHopRetriever(Retriever):
             sizes.append(len(branches))
         return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
                                seconds=time.perf_counter() - started, phases=phases,
-                               details={"branches": sizes, **details})
+                               diagnostics=(TreeHopTree(tuple(sizes)), *diagnostics))
 
     def _grow(self, parents: list[Branch], queries: np.ndarray, found: list[list[tuple[RetrievedChunk, np.ndarray]]],
               seen: set[str], top_k: int) -> tuple[list[Branch], list[RetrievedChunk]]:
@@ -181,3 +193,43 @@ class TreeHopRetriever(Retriever):
             chunks.append(child)
             branches.append(Branch(queries[i], child, embedding))
         return branches, chunks
+
+
+class TreeHopOptions(MethodOptions):
+    model: str | None = option(
+        None, "A checkpoint or k-fold folder from 'mhgraph treehop train' (default: the packaged model, for "
+        "all-MiniLM-L6-v2).", flag="--treehop-model", legacy=("treehop_model",))
+    hops: int = option(2, "Hops.", flag="--hops", ge=1, legacy=("treehop_hops",))
+    redundancy_pruning: bool = option(True, "Stop a branch whose chunk was already retrieved.",
+                                      flag="--redundancy-pruning", legacy=("treehop_redundancy_pruning",))
+    layer_top_k: bool = option(True, "Keep only the best new branches per hop.", flag="--layer-top-k",
+                               legacy=("treehop_layer_top_k",))
+    branches: int | None = option(None, "New branches layer-wise top-k keeps per hop (default: -k).",
+                                  flag="--branches", ge=1, legacy=("treehop_branches",))
+    filter: bool = option(False, "metarag's metadata filter (--filter-extractor) at every hop.",
+                          flag="--hop-filter", legacy=("treehop_filter",))
+    filter_extractor: FilterExtractorName = option(
+        "rules", "Where the hop filter comes from (as metarag's --filter-extractor).", flag="--filter-extractor",
+        env=("MHGRAPH_FILTER_EXTRACTOR",), legacy=("filter_extractor",))
+
+
+def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
+    from mhgraph.treehop.checkpoint import PACKAGED, TreeHopModels   # torch
+
+    g = ctx.graph
+    if not g.capabilities.search_clause:
+        raise MhgraphError(f"treehop searches every branch in one query with the Cypher 25 SEARCH clause: it needs "
+                           f"Neo4j 2026.01 or later (this server is {g.capabilities.version})")
+    models = TreeHopModels.load(Path(options.model) if options.model else PACKAGED, ctx.embedder.model_name)
+    extractor = (build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
+                                 questions=ctx.questions) if options.filter else None)
+    return TreeHopRetriever(g.driver, ctx.embedder, models, g.database, corpus=g.corpus,
+                            search_ratio=ctx.settings.vector_search_ratio, hops=options.hops,
+                            redundancy_pruning=options.redundancy_pruning, layer_top_k=options.layer_top_k,
+                            branches=options.branches, extractor=extractor)
+
+
+METHOD = MethodSpec(
+    name="treehop", description="TreeHop: the next query computed in embedding space between Cypher calls",
+    options=TreeHopOptions, build=build, indexes=("vector",), embedder=True,
+    uses_llm=lambda o: o.filter and o.filter_extractor == "llm", diagnostics=(TreeHopTree, FilterExtraction))

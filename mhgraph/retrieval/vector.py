@@ -13,7 +13,9 @@ from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import VECTOR_INDEX
 from mhgraph.types import RetrievalResult
 from mhgraph.retrieval.base import Retriever
+from mhgraph.options import MethodOptions
 from mhgraph.retrieval.records import single_hop
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
 
 
 class VectorRetriever(Retriever):
@@ -42,3 +44,17 @@ class VectorRetriever(Retriever):
             index=VECTOR_INDEX, database_=self.database, routing_=neo4j.RoutingControl.READ,
         )
         return single_hop(self.name, question, question, records, started, {"top_k": top_k, **self.params})
+
+
+class VectorOptions(MethodOptions):
+    """vector has no options of its own (vector_search_ratio is shared by every vector search)."""
+
+
+def build(ctx: BuildContext, options: VectorOptions) -> VectorRetriever:
+    return VectorRetriever(ctx.graph.driver, ctx.embedder, ctx.graph.capabilities, ctx.graph.database,
+                           corpus=ctx.graph.corpus, search_ratio=ctx.settings.vector_search_ratio)
+
+
+METHOD = MethodSpec(
+    name="vector", description="dense baseline: top-k chunks by the Chunk vector index",
+    options=VectorOptions, build=build, indexes=("vector",), embedder=True)

@@ -1,11 +1,18 @@
-// Delete a run's traces: its RETRIEVED, LED_TO, CITED, USED_CLAIM and ASKED_TARGET relationships, its Steps, the EvalRun, and
-// Questions that no other run asked.
+// Delete a run's traces: the LED_TO relationships between its chunks, every trace node and
+// relationship that hangs from its Questions (a trace node and relationship carry the run's id:
+// Steps, RETRIEVED, CITED, USED_CLAIM, ASKED_TARGET, a method's own), the EvalRun, and Questions
+// that no other run asked.
 MATCH (r:EvalRun {id: $run})
 CALL (r) {
-  MATCH ()-[t:RETRIEVED|LED_TO|CITED|USED_CLAIM|ASKED_TARGET]->() WHERE t.run = $run DELETE t
+  MATCH ()-[t:LED_TO]->() WHERE t.run = $run DELETE t
 }
 CALL (r) {
-  MATCH (s:Step {run: $run}) DETACH DELETE s
+  MATCH (r)-[:ASKED]->(:Question)-[t]->(n) WHERE t.run = $run AND n.run = $run
+  WITH DISTINCT n
+  DETACH DELETE n
+}
+CALL (r) {
+  MATCH (r)-[:ASKED]->(:Question)-[t]-() WHERE t.run = $run DELETE t
 }
 CALL (r) {
   MATCH (r)-[:ASKED]->(q:Question)

@@ -1,0 +1,96 @@
+"""`mhgraph runs`: the evaluation runs, listed, shown, compared and deleted."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from mhgraph.cli.root import cli, settings_from
+from mhgraph.errors import MhgraphError
+
+RUNS_DIR = Path("runs")
+
+
+@cli.group("runs")
+def runs_group() -> None:
+    """Evaluation runs: their reports (in the runs folder) and traces (in Neo4j)."""
+
+
+def _runs_dir_option(command):
+    return click.option("--runs-dir", default=RUNS_DIR, show_default=True, type=click.Path(path_type=Path),
+                        help="Folder the runs' reports are written to.")(command)
+
+
+@runs_group.command("list")
+@click.pass_context
+def list_cmd(ctx: click.Context) -> None:
+    """The runs stored in Neo4j, newest first."""
+    from mhgraph.eval import traces
+    from mhgraph.graph.connection import connect
+
+    settings = settings_from(ctx)
+    with connect(settings) as driver:
+        runs = traces.list_runs(driver, settings.neo4j_database)
+    if not runs:
+        click.echo("no runs in the graph (run 'mhgraph eval --method METHOD')")
+    for r in runs:
+        click.echo(f"{r['id']:40} {r['method']:10} {r['corpus'] or '-':16} {r['questions']:5} questions  "
+                   f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}")
+
+
+@runs_group.command("show")
+@click.argument("run")
+@_runs_dir_option
+@click.pass_context
+def show_cmd(ctx: click.Context, run: str, runs_dir: Path) -> None:
+    """The report of RUN (an id under the runs folder, a run folder or its report.json; else the
+    summary stored with the run in Neo4j)."""
+    from mhgraph.eval.report import to_markdown
+    from mhgraph.eval.runner import load_summary
+
+    try:
+        summary = load_summary(run, runs_dir)
+    except MhgraphError as missing:
+        from mhgraph.eval import traces
+        from mhgraph.graph.connection import connect
+
+        settings = settings_from(ctx)
+        with connect(settings) as driver:
+            stored = traces.run_summary(driver, settings.neo4j_database, run)
+        if stored is None:
+            raise MhgraphError(f"{missing} and no run '{run}' in the graph (see 'mhgraph runs list')") from None
+        summary = json.loads(stored)
+    click.echo(to_markdown(summary))
+
+
+@runs_group.command("compare")
+@click.argument("runs", nargs=-1, required=True)
+@_runs_dir_option
+def compare_cmd(runs: tuple[str, ...], runs_dir: Path) -> None:
+    """RUNS (ids or run folders) in one table and one plot, written to the runs folder."""
+    from mhgraph.eval.report import compare
+    from mhgraph.eval.runner import load_summary
+
+    out = runs_dir / f"compare-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+    markdown, plots = compare([load_summary(r, runs_dir) for r in runs], out)
+    (out / "compare.md").write_text(markdown, encoding="utf-8")
+    click.echo(markdown)
+    click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
+
+
+@runs_group.command("delete")
+@click.argument("run")
+@click.pass_context
+def delete_cmd(ctx: click.Context, run: str) -> None:
+    """Delete RUN's traces from Neo4j (its report folder stays)."""
+    from mhgraph.eval import traces
+    from mhgraph.graph.connection import connect
+
+    settings = settings_from(ctx)
+    with connect(settings) as driver:
+        if not traces.delete_run(driver, settings.neo4j_database, run):
+            raise MhgraphError(f"no run '{run}' in the graph (see 'mhgraph runs list')")
+    click.echo(f"deleted run {run}")

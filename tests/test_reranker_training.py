@@ -11,7 +11,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.benchmark import load_questions
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.rerank.models import KFoldReranker, load_reranker
-from mhgraph.rerank.train import Example, examples
+from mhgraph.training.reranker import Example, examples
 from mhgraph.training.folds import KFold, fold_of
 from mhgraph.training.precision import fast_bf16
 from tests.conftest import SAMPLE, run_cli, wipe

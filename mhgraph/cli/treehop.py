@@ -55,7 +55,7 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.retrieval import question_embedder
-    from mhgraph.treehop.train import TrainingOptions, train_kfold, training_data
+    from mhgraph.training.treehop import TrainingOptions, train_treehop, training_data
 
     if no_progress:
         quiet_progress()
@@ -74,7 +74,7 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
                              search_ratio=settings.vector_search_ratio, progress=not no_progress)
     click.echo(f"{len(data.examples)} examples from {len({e.question_id for e in data.examples})} of "
                f"{len(questions)} questions ({path}); corpus '{name}', embeddings {embedder.model_name}")
-    record = train_kfold(data, questions, options, out, embedder.model_name, log=click.echo,
-                         progress=not no_progress, questions_file=str(path), corpus=name)
+    record = train_treehop(data, questions, options, out, embedder.model_name, log=click.echo,
+                           progress=not no_progress, questions_file=str(path), corpus=name)
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json, loss.png); "
                f"evaluate with: mhgraph eval --method treehop --treehop-model {out}")

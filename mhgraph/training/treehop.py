@@ -15,7 +15,7 @@ questions give some 7k here, and at 6e-5 the loss is still falling fast after 40
 InfoNCE 3.1 against 2.0 at 1e-3, bench/results/treehop-multihop-rag.md). `--learning-rate 6e-5`
 gives the paper's.
 
-k-fold (mhgraph/training/folds.py, the machinery the reranker's training shares): one model per
+k-fold (folds.py here, the machinery the reranker's training shares): one model per
 fold, trained on the other folds' questions; folds.json records each fold's training question ids,
 so a test can prove no question is in its own training fold. With final=True, one more model is
 trained on every question, for users' own corpora.
@@ -255,9 +255,9 @@ def plot_losses(histories: dict[str, dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def train_kfold(data: TrainingData, questions: Sequence[Any], options: TrainingOptions, out: Path,
-                embedding_model: str, log: Callable[[str], None] = print, progress: bool = True,
-                **facts: Any) -> dict[str, Any]:
+def train_treehop(data: TrainingData, questions: Sequence[Any], options: TrainingOptions, out: Path,
+                  embedding_model: str, log: Callable[[str], None] = print, progress: bool = True,
+                  **facts: Any) -> dict[str, Any]:
     """One model per fold and, with options.final, one on every question; checkpoints, folds.json
     and loss.png in `out`."""
     kfold = KFold(options.folds, options.seed)

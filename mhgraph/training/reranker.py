@@ -7,7 +7,7 @@ negatives. The backbone is a transformer a registry package carries (all-MiniLM-
 default) with a new one-logit head, trained with sentence-transformers' CrossEncoderTrainer and
 binary cross-entropy (positives weighted by the negative/positive ratio).
 
-One model per fold is trained on the other folds' questions (mhgraph/training/folds.py), so that
+One model per fold is trained on the other folds' questions (folds.py here), so that
 `--reranker kfold:DIR` scores every question with the model that never saw it; with final=True
 one more model is trained on every question, for users (never for scoring these questions).
 """
@@ -101,9 +101,9 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     return time.perf_counter() - started
 
 
-def train_kfold(questions: Sequence[Any], gold: dict[str, list[str]], candidates: dict[str, list[str]],
-                texts: dict[str, str], options: TrainingOptions, out: Path,
-                log: Callable[[str], None] = print, **facts: Any) -> dict[str, Any]:
+def train_reranker(questions: Sequence[Any], gold: dict[str, list[str]], candidates: dict[str, list[str]],
+                   texts: dict[str, str], options: TrainingOptions, out: Path,
+                   log: Callable[[str], None] = print, **facts: Any) -> dict[str, Any]:
     """One model per fold (trained on the other folds) and, with options.final, one on all; folds.json
     records the split, the options, the example counts and the seconds per model."""
     kfold = KFold(options.folds, options.seed)

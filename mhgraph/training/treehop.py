@@ -5,6 +5,9 @@ chunk ci of a gives the example (question embedding, ci) -> cj, cj the first gol
 after retrieving ci, the next query must lead to the other fact. Negatives: the question's near
 misses in the vector index (its nearest chunks that are gold for none of its facts), `negatives`
 of them per example, drawn afresh each epoch, plus every other example's positive in the batch.
+The gold chunks, near misses and embeddings come in as data (training_data): `mhgraph treehop
+train` gathers them from the graph with eval's gold rule and the retriever's vector search, so
+training imports neither.
 
 Loss: InfoNCE over cosine similarities at temperature 0.15, five near misses, batches of 64,
 AdamW, dropout in the UpdateGate: the paper's settings, the embedder frozen (vectors come from the
@@ -34,7 +37,7 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -81,29 +84,20 @@ class TrainingData:
     gold: dict[str, frozenset[int]]     # per question id, the rows of its gold chunks
 
 
-def training_data(driver, database: str | None, corpus: str, questions: Sequence[Any], embedder,
-                  near_k: int = 30, search_ratio: int = 10, progress: bool = True) -> TrainingData:
-    """Question embeddings from the embedder, gold chunks by the benchmark's rule, near misses from the
-    vector index and chunk embeddings from the graph (the vectors the index searches)."""
-    from tqdm import tqdm
+def needed_chunks(fact_chunks: dict[str, list[list[str]]], near: dict[str, list[str]]) -> list[str]:
+    """The chunks whose embeddings the examples point into: every gold chunk and every near miss, sorted."""
+    return sorted({c for facts in fact_chunks.values() for f in facts for c in f} | {c for v in near.values() for c in v})
 
-    from mhgraph.eval.runner import chunk_embeddings, gold_matcher
-    from mhgraph.retrieval.treehop import nearest
 
-    matcher = gold_matcher(driver, database, corpus)
-    fact_chunks = {q.id: [matcher.match(e.fact, e.title) for e in q.evidence] for q in questions}
-    vectors = np.asarray(embedder.embed_queries([q.query for q in questions]), dtype=np.float32)
-    near: dict[str, list[str]] = {}
-    step = 128
-    for start in tqdm(range(0, len(questions), step), desc="near misses", unit="batch", disable=not progress):
-        found = nearest(driver, database, corpus, list(vectors[start:start + step]), near_k, search_ratio,
-                        with_embeddings=False)
-        for q, rows in zip(questions[start:start + step], found):
-            near[q.id] = [c.chunk_id for c, _ in rows]
-    ids = sorted({c for facts in fact_chunks.values() for f in facts for c in f} | {c for v in near.values() for c in v})
-    stored = chunk_embeddings(driver, database, ids)
+def training_data(questions: Sequence[Any], vectors: np.ndarray, fact_chunks: dict[str, list[list[str]]],
+                  near: dict[str, list[str]], chunk_vectors: Mapping[str, Sequence[float]]) -> TrainingData:
+    """vectors: the question embeddings, in question order; fact_chunks: per question id, the gold
+    chunk ids of each of its evidence facts (by the benchmark's rule); near: per question id, its
+    nearest chunks in the vector index, best first; chunk_vectors: the stored embeddings of
+    needed_chunks(fact_chunks, near) (the vectors the index searches)."""
+    ids = needed_chunks(fact_chunks, near)
     chunk_rows = {c: i for i, c in enumerate(ids)}
-    chunks = np.asarray([stored[c] for c in ids], dtype=np.float32).reshape(len(ids), vectors.shape[1])
+    chunks = np.asarray([chunk_vectors[c] for c in ids], dtype=np.float32).reshape(len(ids), vectors.shape[1])
     question_rows = {q.id: i for i, q in enumerate(questions)}
     gold = {qid: frozenset(chunk_rows[c] for ids in facts for c in ids) for qid, facts in fact_chunks.items()}
     return TrainingData(vectors, chunks, build_examples(questions, fact_chunks, near, question_rows, chunk_rows), gold)

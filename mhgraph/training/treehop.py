@@ -18,7 +18,7 @@ questions give some 7k here, and at 6e-5 the loss is still falling fast after 40
 InfoNCE 3.1 against 2.0 at 1e-3, bench/results/treehop-multihop-rag.md). `--learning-rate 6e-5`
 gives the paper's.
 
-k-fold (folds.py here, the machinery the reranker's training shares): one model per
+k-fold (folds.py and kfold.py here, the machinery the reranker's training shares): one model per
 fold, trained on the other folds' questions; folds.json records each fold's training question ids,
 so a test can prove no question is in its own training fold. With final=True, one more model is
 trained on every question, for users' own corpora.
@@ -32,7 +32,6 @@ training: what is left is what the model generalises to new pairs of chunks.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -43,6 +42,7 @@ import numpy as np
 
 from mhgraph.errors import MhgraphError
 from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
+from mhgraph.training.kfold import Fold, train_fold_models
 from mhgraph.treehop.checkpoint import save_checkpoint
 from mhgraph.treehop.model import TERMS, TreeHopConfig, TreeHopModel
 
@@ -255,38 +255,38 @@ def train_treehop(data: TrainingData, questions: Sequence[Any], options: Trainin
     """One model per fold and, with options.final, one on every question; checkpoints, folds.json
     and loss.png in `out`."""
     kfold = KFold(options.folds, options.seed)
-    out.mkdir(parents=True, exist_ok=True)
     texts = {q.id: q.query for q in questions}
-    record: dict[str, Any] = {"options": {**asdict(options), "terms": list(options.terms)}, "folds": [],
-                              "embedding_model": embedding_model, **facts}
     histories: dict[str, dict[str, Any]] = {}
-    models = []
 
-    def fit(name: str, chosen: Sequence[Any], held_out: Sequence[Any] = ()) -> dict[str, Any]:
-        ids = {q.id for q in chosen}
+    def fit(fold: Fold) -> dict[str, Any]:
+        ids = {q.id for q in fold.training}
         examples = [e for e in data.examples if e.question_id in ids]
         withheld = 0
-        if options.pair_disjoint and held_out:
-            pairs = held_out_pairs(data, held_out)
+        if options.pair_disjoint and fold.held_out:
+            pairs = held_out_pairs(data, fold.held_out)
             kept = [e for e in examples if frozenset((e.chunk, e.target)) not in pairs]
             withheld, examples = len(examples) - len(kept), kept
         train, dev = split_dev(examples, {i: texts[i] for i in ids}, options.dev_share)
-        log(f"{name}: {len(chosen)} questions, {len(train)} training and {len(dev)} dev examples"
+        log(f"{fold.name}: {len(fold.training)} questions, {len(train)} training and {len(dev)} dev examples"
             + (f" ({withheld} withheld: hops of held-out questions)" if withheld else ""))
         model, history = train_model(data, train, dev, options, log, progress)
-        histories[name] = history
-        save_checkpoint(model, out / name, embedding_model, training={
-            "questions": len(chosen), "examples": len(train), "dev_examples": len(dev), **history, **facts})
-        return {"training_questions": len(chosen), "examples": len(train), "dev_examples": len(dev),
+        histories[fold.name] = history
+        save_checkpoint(model, fold.directory, embedding_model, training={
+            "questions": len(fold.training), "examples": len(train), "dev_examples": len(dev), **history, **facts})
+        return {"training_questions": len(fold.training), "examples": len(train), "dev_examples": len(dev),
                 "withheld_examples": withheld, "best_epoch": history["best_epoch"], "seconds": history["seconds"]}
 
-    for i, (train_questions, held_out) in enumerate(kfold.split(questions, lambda q: q.query)):
-        row = fit(f"fold-{i}", train_questions, held_out)
-        record["folds"].append({"fold": i, "held_out": len(held_out), **row,
-                                "training_question_ids": sorted(q.id for q in train_questions)})
-        models.append(f"fold-{i}")
-    if options.final:
-        record["final"] = {"path": FINAL_MODEL, **fit(FINAL_MODEL, questions)}
+    def fold_model(fold: Fold) -> dict[str, Any]:
+        return {"held_out": len(fold.held_out), **fit(fold),
+                "training_question_ids": sorted(q.id for q in fold.training)}
+
+    def final_model(fold: Fold) -> dict[str, Any]:
+        return {"path": FINAL_MODEL, **fit(fold)}
+
+    trained = train_fold_models(questions, kfold, out, fold_model, final_model if options.final else None)
     plot_losses(histories, out / "loss.png")
-    kfold.save(out, models, **record)
-    return json.loads((out / "folds.json").read_text())
+    record: dict[str, Any] = {"options": {**asdict(options), "terms": list(options.terms)}, "folds": trained.folds,
+                              "embedding_model": embedding_model, **facts}
+    if trained.final is not None:
+        record["final"] = trained.final
+    return kfold.save(out, trained.models, **record)

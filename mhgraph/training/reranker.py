@@ -80,13 +80,14 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     from transformers import set_seed
 
     from mhgraph.embeddings.sentence import resolve_model
+    from mhgraph.training.precision import default_device
 
     if not train:
         raise MhgraphError("no training examples (no question with gold chunks in the training folds)")
     started = time.perf_counter()
     set_seed(options.seed)
-    model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length,
-                         device="cuda" if torch.cuda.is_available() else "cpu")
+    device = default_device()
+    model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length, device=device)
     positives = sum(e.label for e in train)
     dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
                                  "label": [e.label for e in train]})
@@ -94,7 +95,7 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
         output_dir=str(out / "checkpoints"), num_train_epochs=options.epochs,
         per_device_train_batch_size=options.batch_size, learning_rate=options.learning_rate, warmup_steps=0.1,
         save_strategy="no", logging_steps=50, report_to="none", seed=options.seed, dataloader_num_workers=0,
-        disable_tqdm=False, bf16=options.bf16, use_cpu=not torch.cuda.is_available())
+        disable_tqdm=False, bf16=options.bf16, use_cpu=device == "cpu")
     loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(train) - positives) / max(positives, 1.0)))
     CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss).train()
     model.save_pretrained(str(out))

@@ -1,5 +1,5 @@
-"""k-fold splits by question, and `mhgraph reranker train` end to end on the bundled corpus:
-every question is scored by the fold model that never saw it."""
+"""k-fold splits by question, the loop that trains one model per fold, and `mhgraph reranker train`
+end to end on the bundled corpus: every question is scored by the fold model that never saw it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from mhgraph.errors import MhgraphError
 from mhgraph.benchmark import load_questions
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.rerank.models import KFoldReranker, load_reranker
-from mhgraph.rerank.train import Example, examples
-from mhgraph.training.folds import KFold, fold_of
+from mhgraph.training.reranker import Example, examples
+from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
+from mhgraph.training.kfold import train_fold_models
 from mhgraph.training.precision import fast_bf16
 from tests.conftest import SAMPLE, run_cli, wipe
 
@@ -32,6 +33,30 @@ def test_folds_follow_the_question_text_not_the_file() -> None:
     assert sorted(q for _, held in split for q in held) == sorted(questions)   # each held out exactly once
     with pytest.raises(MhgraphError, match="at least 2 folds"):
         KFold(1)
+
+
+def test_the_fold_loop_trains_each_model_on_what_it_may_see(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    questions = [SimpleNamespace(id=f"q{i}", query=f"question number {i}?") for i in range(30)]
+    kfold = KFold(3, seed=1)
+    seen = []
+
+    def model(fold):
+        seen.append(fold)
+        return {"trained_on": len(fold.training)}
+
+    trained = train_fold_models(questions, kfold, tmp_path / "m", model, model)
+    assert trained.models == ["fold-0", "fold-1", "fold-2"] and [f.name for f in seen] == trained.models + [FINAL_MODEL]
+    for fold, row in zip(seen, trained.folds):
+        assert fold.directory == tmp_path / "m" / fold.name and row == {"fold": fold.index, "trained_on": len(fold.training)}
+        assert all(kfold.fold(q.query) == fold.index for q in fold.held_out)
+        assert not {q.id for q in fold.training} & {q.id for q in fold.held_out}
+    final = seen[-1]
+    assert final.index is None and final.training == questions and not final.held_out and trained.final == {"trained_on": 30}
+    only_final = train_fold_models(questions, kfold, tmp_path / "f", None, model)   # the model for users alone
+    assert only_final.models == [] and only_final.folds == [] and only_final.final == {"trained_on": 30}
+    assert train_fold_models(questions, kfold, tmp_path / "n", model, None).final is None
 
 
 def test_examples_are_gold_positives_and_near_miss_negatives() -> None:

@@ -257,7 +257,7 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
 def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, monkeypatch) -> None:
     from types import SimpleNamespace
 
-    import mhgraph.treehop.train as training
+    import mhgraph.training.treehop as training
 
     # q0 and q5 (in the other fold) share the gold pair (0, 1); the others share single chunks at most
     golds = [(0, 1), (7, 8), (2, 3), (4, 5), (2, 6), (0, 1), (1, 9), (3, 4)]
@@ -276,8 +276,8 @@ def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, m
 
     monkeypatch.setattr(training, "train_model", spy)
     options = training.TrainingOptions(folds=2, epochs=2, batch_size=4, negatives=2, final=False, pair_disjoint=True)
-    record = training.train_kfold(data, questions, options, tmp_path / "m", "all-MiniLM-L6-v2", log=lambda _: None,
-                                  progress=False)
+    record = training.train_treehop(data, questions, options, tmp_path / "m", "all-MiniLM-L6-v2", log=lambda _: None,
+                                    progress=False)
     kfold = KFold(2, 0)
     assert kfold.fold(questions[0].query) != kfold.fold(questions[5].query)   # the shared pair is split
     for fold, used in seen.items():

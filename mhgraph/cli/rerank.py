@@ -57,7 +57,7 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     from mhgraph.eval.runner import gold_matcher
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
-    from mhgraph.rerank.train import TrainingOptions, chunk_texts, train_kfold
+    from mhgraph.training.reranker import TrainingOptions, chunk_texts, train_reranker
     from mhgraph.retrieval import build_retriever
     from mhgraph.training.precision import fast_bf16
 
@@ -81,8 +81,8 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
                       for q in tqdm(questions, desc="candidates", unit="q")}
         wanted = {c for ids in candidates.values() for c in ids} | {c for ids in gold.values() for c in ids}
         texts = chunk_texts(driver, settings.neo4j_database, sorted(wanted))
-    record = train_kfold(questions, gold, candidates, texts, options, out, log=click.echo,
-                         questions_file=str(path), corpus=name, candidates_from=retriever.params)
+    record = train_reranker(questions, gold, candidates, texts, options, out, log=click.echo,
+                            questions_file=str(path), corpus=name, candidates_from=retriever.params)
     if only_final:
         click.echo(f"written {out}/all/ and {out}/folds.json (no fold models); use it on other data with: "
                    f"--reranker {out}/all, or ship it with: mhgraph reranker export {out}/all")

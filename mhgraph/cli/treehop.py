@@ -55,7 +55,7 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     from mhgraph.graph.connection import connect
     from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.retrieval import question_embedder
-    from mhgraph.treehop.train import TrainingOptions, train_kfold, training_data
+    from mhgraph.training.treehop import TrainingOptions, train_treehop
 
     if no_progress:
         quiet_progress()
@@ -70,11 +70,38 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(driver, settings, name)
-        data = training_data(driver, settings.neo4j_database, name, questions, embedder,
-                             search_ratio=settings.vector_search_ratio, progress=not no_progress)
+        data = graph_training_data(driver, settings.neo4j_database, name, questions, embedder,
+                                   search_ratio=settings.vector_search_ratio, progress=not no_progress)
     click.echo(f"{len(data.examples)} examples from {len({e.question_id for e in data.examples})} of "
                f"{len(questions)} questions ({path}); corpus '{name}', embeddings {embedder.model_name}")
-    record = train_kfold(data, questions, options, out, embedder.model_name, log=click.echo,
-                         progress=not no_progress, questions_file=str(path), corpus=name)
+    record = train_treehop(data, questions, options, out, embedder.model_name, log=click.echo,
+                           progress=not no_progress, questions_file=str(path), corpus=name)
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json, loss.png); "
                f"evaluate with: mhgraph eval --method treehop --treehop-model {out}")
+
+
+def graph_training_data(driver, database: str | None, corpus: str, questions, embedder, near_k: int = 30,
+                        search_ratio: int = 10, progress: bool = True):
+    """TreeHop's training data from the graph: question embeddings from the embedder, gold chunks by
+    the benchmark's rule (eval's), near misses from the vector index (the retriever's search) and
+    chunk embeddings as stored (the vectors the index searches). Gathered here, above eval and
+    retrieval, so that training takes data and imports neither."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from mhgraph.eval.runner import chunk_embeddings, gold_matcher
+    from mhgraph.retrieval.treehop import nearest
+    from mhgraph.training.treehop import needed_chunks, training_data
+
+    matcher = gold_matcher(driver, database, corpus)
+    fact_chunks = {q.id: [matcher.match(e.fact, e.title) for e in q.evidence] for q in questions}
+    vectors = np.asarray(embedder.embed_queries([q.query for q in questions]), dtype=np.float32)
+    near: dict[str, list[str]] = {}
+    step = 128
+    for start in tqdm(range(0, len(questions), step), desc="near misses", unit="batch", disable=not progress):
+        found = nearest(driver, database, corpus, list(vectors[start:start + step]), near_k, search_ratio,
+                        with_embeddings=False)
+        for q, rows in zip(questions[start:start + step], found):
+            near[q.id] = [c.chunk_id for c, _ in rows]
+    stored = chunk_embeddings(driver, database, needed_chunks(fact_chunks, near))
+    return training_data(questions, vectors, fact_chunks, near, stored)

@@ -44,10 +44,13 @@ class KFold:
         return [([x for x, f in zip(items, folds) if f != i], [x for x, f in zip(items, folds) if f == i])
                 for i in range(self.k)]
 
-    def save(self, directory: Path, models: Iterable[str], **facts: object) -> None:
-        """folds.json: k, seed, the fold models' paths (relative to the folder) and what else to record."""
-        (directory / FOLDS_FILE).write_text(json.dumps({"k": self.k, "seed": self.seed, "models": list(models),
-                                                        **facts}, indent=2, default=str), encoding="utf-8")
+    def save(self, directory: Path, models: Iterable[str], **facts: object) -> dict:
+        """folds.json: k, seed, the fold models' paths (relative to the folder) and what else to record;
+        the record as written (read back, as a loader sees it)."""
+        path = directory / FOLDS_FILE
+        path.write_text(json.dumps({"k": self.k, "seed": self.seed, "models": list(models), **facts}, indent=2,
+                                   default=str), encoding="utf-8")
+        return json.loads(path.read_text(encoding="utf-8"))
 
     @staticmethod
     def load(directory: Path) -> tuple["KFold", dict]:

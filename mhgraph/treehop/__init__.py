@@ -1,1 +1,2 @@
-"""TreeHop's model: the UpdateGate (model.py), its checkpoints (checkpoint.py) and its k-fold training (train.py)."""
+"""TreeHop's model: the UpdateGate (model.py) and its checkpoints (checkpoint.py); its k-fold training is
+mhgraph/training/treehop.py."""

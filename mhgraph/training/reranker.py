@@ -7,14 +7,13 @@ negatives. The backbone is a transformer a registry package carries (all-MiniLM-
 default) with a new one-logit head, trained with sentence-transformers' CrossEncoderTrainer and
 binary cross-entropy (positives weighted by the negative/positive ratio).
 
-One model per fold is trained on the other folds' questions (mhgraph/training/folds.py), so that
+One model per fold is trained on the other folds' questions (folds.py and kfold.py here), so that
 `--reranker kfold:DIR` scores every question with the model that never saw it; with final=True
 one more model is trained on every question, for users (never for scoring these questions).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from mhgraph import cypher
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.onnx import question_key
 from mhgraph.training.folds import FINAL_MODEL, KFold
+from mhgraph.training.kfold import Fold, train_fold_models
 
 DEFAULT_BACKBONE = "all-MiniLM-L6-v2"
 
@@ -80,13 +80,14 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     from transformers import set_seed
 
     from mhgraph.embeddings.sentence import resolve_model
+    from mhgraph.training.precision import default_device
 
     if not train:
         raise MhgraphError("no training examples (no question with gold chunks in the training folds)")
     started = time.perf_counter()
     set_seed(options.seed)
-    model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length,
-                         device="cuda" if torch.cuda.is_available() else "cpu")
+    device = default_device()
+    model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length, device=device)
     positives = sum(e.label for e in train)
     dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
                                  "label": [e.label for e in train]})
@@ -94,40 +95,41 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
         output_dir=str(out / "checkpoints"), num_train_epochs=options.epochs,
         per_device_train_batch_size=options.batch_size, learning_rate=options.learning_rate, warmup_steps=0.1,
         save_strategy="no", logging_steps=50, report_to="none", seed=options.seed, dataloader_num_workers=0,
-        disable_tqdm=False, bf16=options.bf16, use_cpu=not torch.cuda.is_available())
+        disable_tqdm=False, bf16=options.bf16, use_cpu=device == "cpu")
     loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(train) - positives) / max(positives, 1.0)))
     CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss).train()
     model.save_pretrained(str(out))
     return time.perf_counter() - started
 
 
-def train_kfold(questions: Sequence[Any], gold: dict[str, list[str]], candidates: dict[str, list[str]],
-                texts: dict[str, str], options: TrainingOptions, out: Path,
-                log: Callable[[str], None] = print, **facts: Any) -> dict[str, Any]:
+def train_reranker(questions: Sequence[Any], gold: dict[str, list[str]], candidates: dict[str, list[str]],
+                   texts: dict[str, str], options: TrainingOptions, out: Path,
+                   log: Callable[[str], None] = print, **facts: Any) -> dict[str, Any]:
     """One model per fold (trained on the other folds) and, with options.final, one on all; folds.json
     records the split, the options, the example counts and the seconds per model."""
     kfold = KFold(options.folds, options.seed)
-    out.mkdir(parents=True, exist_ok=True)
-    record: dict[str, Any] = {"options": asdict(options), "folds": []}
-    models = []
-    splits = [] if options.only_final else kfold.split(questions, lambda q: q.query)
-    for i, (train_questions, held_out) in enumerate(splits):
-        train = examples(train_questions, gold, candidates, texts, options.negatives)
-        log(f"fold {i + 1}/{options.folds}: {len(train_questions)} training questions ({len(train)} pairs), "
-            f"{len(held_out)} held out")
-        seconds = train_model(train, options, out / f"fold-{i}")
-        record["folds"].append({"fold": i, "training_questions": len(train_questions), "held_out": len(held_out),
-                                "pairs": len(train), "positives": int(sum(e.label for e in train)),
-                                "seconds": round(seconds, 1)})
-        models.append(f"fold-{i}")
-        log(f"fold {i + 1}/{options.folds}: trained in {seconds:.0f} s")
-    if options.final or options.only_final:
-        train = examples(questions, gold, candidates, texts, options.negatives)
-        seconds = train_model(train, options, out / FINAL_MODEL)
+
+    def fold_model(fold: Fold) -> dict[str, Any]:
+        train = examples(fold.training, gold, candidates, texts, options.negatives)
+        log(f"fold {fold.index + 1}/{options.folds}: {len(fold.training)} training questions ({len(train)} pairs), "
+            f"{len(fold.held_out)} held out")
+        seconds = train_model(train, options, fold.directory)
+        log(f"fold {fold.index + 1}/{options.folds}: trained in {seconds:.0f} s")
+        return {"training_questions": len(fold.training), "held_out": len(fold.held_out), "pairs": len(train),
+                "positives": int(sum(e.label for e in train)), "seconds": round(seconds, 1)}
+
+    def final_model(fold: Fold) -> dict[str, Any]:
+        train = examples(fold.training, gold, candidates, texts, options.negatives)
+        seconds = train_model(train, options, fold.directory)
+        log(f"final model on all {len(fold.training)} questions: trained in {seconds:.0f} s")
         # the final model's questions, as keys: an export carries them, so that an evaluation can
         # tell when this model scores questions it saw
-        record["final"] = {"questions": len(questions), "pairs": len(train), "seconds": round(seconds, 1),
-                           "path": FINAL_MODEL, "question_keys": sorted({question_key(q.query) for q in questions})}
-        log(f"final model on all {len(questions)} questions: trained in {seconds:.0f} s")
-    kfold.save(out, models, **record, **facts)
-    return json.loads((out / "folds.json").read_text())
+        return {"questions": len(fold.training), "pairs": len(train), "seconds": round(seconds, 1),
+                "path": FINAL_MODEL, "question_keys": sorted({question_key(q.query) for q in fold.training})}
+
+    trained = train_fold_models(questions, kfold, out, None if options.only_final else fold_model,
+                                final_model if options.final or options.only_final else None)
+    record: dict[str, Any] = {"options": asdict(options), "folds": trained.folds}
+    if trained.final is not None:
+        record["final"] = trained.final
+    return kfold.save(out, trained.models, **record, **facts)

@@ -5,6 +5,9 @@ chunk ci of a gives the example (question embedding, ci) -> cj, cj the first gol
 after retrieving ci, the next query must lead to the other fact. Negatives: the question's near
 misses in the vector index (its nearest chunks that are gold for none of its facts), `negatives`
 of them per example, drawn afresh each epoch, plus every other example's positive in the batch.
+The gold chunks, near misses and embeddings come in as data (training_data): `mhgraph treehop
+train` gathers them from the graph with eval's gold rule and the retriever's vector search, so
+training imports neither.
 
 Loss: InfoNCE over cosine similarities at temperature 0.15, five near misses, batches of 64,
 AdamW, dropout in the UpdateGate: the paper's settings, the embedder frozen (vectors come from the
@@ -15,7 +18,7 @@ questions give some 7k here, and at 6e-5 the loss is still falling fast after 40
 InfoNCE 3.1 against 2.0 at 1e-3, bench/results/treehop-multihop-rag.md). `--learning-rate 6e-5`
 gives the paper's.
 
-k-fold (mhgraph/training/folds.py, the machinery the reranker's training shares): one model per
+k-fold (folds.py and kfold.py here, the machinery the reranker's training shares): one model per
 fold, trained on the other folds' questions; folds.json records each fold's training question ids,
 so a test can prove no question is in its own training fold. With final=True, one more model is
 trained on every question, for users' own corpora.
@@ -29,17 +32,17 @@ training: what is left is what the model generalises to new pairs of chunks.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from mhgraph.errors import MhgraphError
 from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
+from mhgraph.training.kfold import Fold, train_fold_models
 from mhgraph.treehop.checkpoint import save_checkpoint
 from mhgraph.treehop.model import TERMS, TreeHopConfig, TreeHopModel
 
@@ -81,29 +84,20 @@ class TrainingData:
     gold: dict[str, frozenset[int]]     # per question id, the rows of its gold chunks
 
 
-def training_data(driver, database: str | None, corpus: str, questions: Sequence[Any], embedder,
-                  near_k: int = 30, search_ratio: int = 10, progress: bool = True) -> TrainingData:
-    """Question embeddings from the embedder, gold chunks by the benchmark's rule, near misses from the
-    vector index and chunk embeddings from the graph (the vectors the index searches)."""
-    from tqdm import tqdm
+def needed_chunks(fact_chunks: dict[str, list[list[str]]], near: dict[str, list[str]]) -> list[str]:
+    """The chunks whose embeddings the examples point into: every gold chunk and every near miss, sorted."""
+    return sorted({c for facts in fact_chunks.values() for f in facts for c in f} | {c for v in near.values() for c in v})
 
-    from mhgraph.eval.runner import chunk_embeddings, gold_matcher
-    from mhgraph.retrieval.treehop import nearest
 
-    matcher = gold_matcher(driver, database, corpus)
-    fact_chunks = {q.id: [matcher.match(e.fact, e.title) for e in q.evidence] for q in questions}
-    vectors = np.asarray(embedder.embed_queries([q.query for q in questions]), dtype=np.float32)
-    near: dict[str, list[str]] = {}
-    step = 128
-    for start in tqdm(range(0, len(questions), step), desc="near misses", unit="batch", disable=not progress):
-        found = nearest(driver, database, corpus, list(vectors[start:start + step]), near_k, search_ratio,
-                        with_embeddings=False)
-        for q, rows in zip(questions[start:start + step], found):
-            near[q.id] = [c.chunk_id for c, _ in rows]
-    ids = sorted({c for facts in fact_chunks.values() for f in facts for c in f} | {c for v in near.values() for c in v})
-    stored = chunk_embeddings(driver, database, ids)
+def training_data(questions: Sequence[Any], vectors: np.ndarray, fact_chunks: dict[str, list[list[str]]],
+                  near: dict[str, list[str]], chunk_vectors: Mapping[str, Sequence[float]]) -> TrainingData:
+    """vectors: the question embeddings, in question order; fact_chunks: per question id, the gold
+    chunk ids of each of its evidence facts (by the benchmark's rule); near: per question id, its
+    nearest chunks in the vector index, best first; chunk_vectors: the stored embeddings of
+    needed_chunks(fact_chunks, near) (the vectors the index searches)."""
+    ids = needed_chunks(fact_chunks, near)
     chunk_rows = {c: i for i, c in enumerate(ids)}
-    chunks = np.asarray([stored[c] for c in ids], dtype=np.float32).reshape(len(ids), vectors.shape[1])
+    chunks = np.asarray([chunk_vectors[c] for c in ids], dtype=np.float32).reshape(len(ids), vectors.shape[1])
     question_rows = {q.id: i for i, q in enumerate(questions)}
     gold = {qid: frozenset(chunk_rows[c] for ids in facts for c in ids) for qid, facts in fact_chunks.items()}
     return TrainingData(vectors, chunks, build_examples(questions, fact_chunks, near, question_rows, chunk_rows), gold)
@@ -255,44 +249,44 @@ def plot_losses(histories: dict[str, dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def train_kfold(data: TrainingData, questions: Sequence[Any], options: TrainingOptions, out: Path,
-                embedding_model: str, log: Callable[[str], None] = print, progress: bool = True,
-                **facts: Any) -> dict[str, Any]:
+def train_treehop(data: TrainingData, questions: Sequence[Any], options: TrainingOptions, out: Path,
+                  embedding_model: str, log: Callable[[str], None] = print, progress: bool = True,
+                  **facts: Any) -> dict[str, Any]:
     """One model per fold and, with options.final, one on every question; checkpoints, folds.json
     and loss.png in `out`."""
     kfold = KFold(options.folds, options.seed)
-    out.mkdir(parents=True, exist_ok=True)
     texts = {q.id: q.query for q in questions}
-    record: dict[str, Any] = {"options": {**asdict(options), "terms": list(options.terms)}, "folds": [],
-                              "embedding_model": embedding_model, **facts}
     histories: dict[str, dict[str, Any]] = {}
-    models = []
 
-    def fit(name: str, chosen: Sequence[Any], held_out: Sequence[Any] = ()) -> dict[str, Any]:
-        ids = {q.id for q in chosen}
+    def fit(fold: Fold) -> dict[str, Any]:
+        ids = {q.id for q in fold.training}
         examples = [e for e in data.examples if e.question_id in ids]
         withheld = 0
-        if options.pair_disjoint and held_out:
-            pairs = held_out_pairs(data, held_out)
+        if options.pair_disjoint and fold.held_out:
+            pairs = held_out_pairs(data, fold.held_out)
             kept = [e for e in examples if frozenset((e.chunk, e.target)) not in pairs]
             withheld, examples = len(examples) - len(kept), kept
         train, dev = split_dev(examples, {i: texts[i] for i in ids}, options.dev_share)
-        log(f"{name}: {len(chosen)} questions, {len(train)} training and {len(dev)} dev examples"
+        log(f"{fold.name}: {len(fold.training)} questions, {len(train)} training and {len(dev)} dev examples"
             + (f" ({withheld} withheld: hops of held-out questions)" if withheld else ""))
         model, history = train_model(data, train, dev, options, log, progress)
-        histories[name] = history
-        save_checkpoint(model, out / name, embedding_model, training={
-            "questions": len(chosen), "examples": len(train), "dev_examples": len(dev), **history, **facts})
-        return {"training_questions": len(chosen), "examples": len(train), "dev_examples": len(dev),
+        histories[fold.name] = history
+        save_checkpoint(model, fold.directory, embedding_model, training={
+            "questions": len(fold.training), "examples": len(train), "dev_examples": len(dev), **history, **facts})
+        return {"training_questions": len(fold.training), "examples": len(train), "dev_examples": len(dev),
                 "withheld_examples": withheld, "best_epoch": history["best_epoch"], "seconds": history["seconds"]}
 
-    for i, (train_questions, held_out) in enumerate(kfold.split(questions, lambda q: q.query)):
-        row = fit(f"fold-{i}", train_questions, held_out)
-        record["folds"].append({"fold": i, "held_out": len(held_out), **row,
-                                "training_question_ids": sorted(q.id for q in train_questions)})
-        models.append(f"fold-{i}")
-    if options.final:
-        record["final"] = {"path": FINAL_MODEL, **fit(FINAL_MODEL, questions)}
+    def fold_model(fold: Fold) -> dict[str, Any]:
+        return {"held_out": len(fold.held_out), **fit(fold),
+                "training_question_ids": sorted(q.id for q in fold.training)}
+
+    def final_model(fold: Fold) -> dict[str, Any]:
+        return {"path": FINAL_MODEL, **fit(fold)}
+
+    trained = train_fold_models(questions, kfold, out, fold_model, final_model if options.final else None)
     plot_losses(histories, out / "loss.png")
-    kfold.save(out, models, **record)
-    return json.loads((out / "folds.json").read_text())
+    record: dict[str, Any] = {"options": {**asdict(options), "terms": list(options.terms)}, "folds": trained.folds,
+                              "embedding_model": embedding_model, **facts}
+    if trained.final is not None:
+        record["final"] = trained.final
+    return kfold.save(out, trained.models, **record)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:   # annotations only: the CLI imports this module for its --help
+    import numpy as np
 
 
 @runtime_checkable

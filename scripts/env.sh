@@ -22,7 +22,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # pip's output goes to .venv/pip.log and is shown only if it fails.
 # PIP_FIND_LINKS, if set, lets pip take a local (e.g. CPU-only) torch wheel.
-echo "installing mhgraph into .venv (first time: several minutes, torch is large) ..."
+if .venv/bin/python -c "import importlib.metadata as m; m.version('mhgraph')" >/dev/null 2>&1; then
+  echo "checking mhgraph's install in .venv ..."
+else
+  echo "installing mhgraph into .venv (first time: several minutes, torch is large) ..."
+fi
 { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e ".${EXTRAS}"; } \
   > .venv/pip.log 2>&1 || { cat .venv/pip.log; echo "error: pip install failed (log: .venv/pip.log)" >&2; exit 1; }
 apt_install mvn maven

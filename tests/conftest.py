@@ -4,6 +4,12 @@ By default the tests install and start mhgraph's own local server in a temporary
 17687/17474 (MHGRAPH_TEST_BOLT_PORT / MHGRAPH_TEST_HTTP_PORT change them), so a server a user
 runs on the default ports is never touched. With NEO4J_URI set, the tests use that server instead
 and EMPTY ITS DATABASE between tests: point it only at a scratch server.
+
+Two tiers: every test that needs Neo4j carries the `neo4j` marker, so `pytest -m "not neo4j"` runs
+the rest with no server. The marker is put on automatically for tests whose fixtures include
+NEO4J_FIXTURES (a fixture that depends on one of them counts too: pytest lists the whole closure);
+tests that start a server some other way are marked by hand (test_server_install.py,
+test_server.py, test_browser.py).
 """
 
 from __future__ import annotations
@@ -22,6 +28,15 @@ REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("MHGRAPH_TEST_ARTIFACTS", REPO / "artifacts"))
 SAMPLE = REPO / "mhgraph" / "data" / "sample"
 
+# the fixtures that start or reach the test server (settings alone only names it)
+NEO4J_FIXTURES = frozenset({"server", "driver", "empty_graph"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if NEO4J_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)
+
 
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
@@ -36,8 +51,11 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def server(settings: Settings):
+def server(settings: Settings, request: pytest.FixtureRequest):
     """The running local server (None when the tests use an external NEO4J_URI)."""
+    if "not neo4j" in (request.config.option.markexpr or ""):
+        pytest.fail("the server was asked for under -m 'not neo4j': mark the test that needs it with "
+                    "@pytest.mark.neo4j or give it one of conftest.NEO4J_FIXTURES", pytrace=False)
     if not settings.uses_local_server:
         yield None
         return

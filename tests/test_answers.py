@@ -66,6 +66,20 @@ def test_offline_reader() -> None:
     assert reader.answer("Which company?", []).abstained
 
 
+def test_offline_reader_cites_each_document_once() -> None:
+    """Eight chunks of three articles all naming the answer: three citations, each article's
+    best-ranked chunk, and the numbers in the text are the citations' numbers."""
+    docs = ["d1", "d1", "d2", "d1", "d3", "d2", "d3", "d1"]
+    chunks = [RetrievedChunk(f"c{n}", 1.0 / n, n, f"Veltrix Robotics recalled robots, part {n}.", doc,
+                             f"Article {doc}", "Source", datetime(2023, 10, 1, tzinfo=timezone.utc))
+              for n, doc in enumerate(docs, start=1)]
+    answer = OfflineReader().answer("Which company recalled robots?", chunks)
+    assert answer.text == "Veltrix Robotics"
+    assert [(c.number, c.chunk_id) for c in answer.citations] == [(1, "c1"), (3, "c3"), (5, "c5")]
+    assert answer.raw == "Veltrix Robotics [1][3][5]"
+    assert parse_reply(answer.raw, chunks, "x").citations == answer.citations
+
+
 @pytest.fixture(scope="module")
 def sample_graph(driver, settings, server, embedder):
     wipe(driver, settings.neo4j_database)

@@ -5,6 +5,8 @@ import pytest
 from tests.browser import dump_dom, screenshot
 from tests.conftest import ARTIFACTS
 
+pytestmark = pytest.mark.neo4j   # the server itself is under test
+
 
 def test_neo4j_browser_loads(server, settings) -> None:
     if server is None:

@@ -94,6 +94,16 @@ def test_parsing_holds_a_window_not_the_file(fmt: str, tmp_path: Path) -> None:
     assert peaks[10] < 1.5 * peaks[1], peaks
 
 
+@pytest.mark.parametrize("name, content", [("empty.json", b""), ("empty.txt", b""), ("blank.json", b" \n\t\r\n"),
+                                           ("blank.txt", b"\n\n  \n")])
+def test_an_empty_file_is_called_empty(name: str, content: bytes, tmp_path: Path) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputError) as error:
+        open_corpus(path)
+    assert str(error.value) == f"{path}: the file is empty" + (" (whitespace only)" if content else "")
+
+
 @pytest.mark.parametrize("block", [1, 2, 3, 4, 8])
 def test_numbers_and_literals_cut_by_a_block_end_are_read_whole(block: int, monkeypatch, tmp_path: Path) -> None:
     from mhgraph.ingest.corpus import json_records

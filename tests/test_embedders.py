@@ -119,3 +119,17 @@ def test_query_and_eval_use_the_model_the_corpus_was_ingested_with(empty_graph, 
     done = run_cli(settings, "query", "--corpus", "sample-bge", "Atlas Home robot recall battery fire")
     assert done.returncode == 0, done.stderr
     assert "recall" in done.stdout.lower()
+
+
+def test_loading_a_model_prints_no_progress_bars(capfd: pytest.CaptureFixture[str]) -> None:
+    """transformers' "Loading weights" bar printed on every command that loads the embedder."""
+    from transformers.utils import logging as hf_logging
+
+    from mhgraph.embeddings.sentence import SentenceEmbedder
+
+    shown = hf_logging.is_progress_bar_enabled()
+    capfd.readouterr()
+    SentenceEmbedder().embed_documents(["a passage"])
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "it/s]" not in err, err
+    assert hf_logging.is_progress_bar_enabled() == shown   # put back for anything else that loads

@@ -37,7 +37,8 @@ CASES = {
     "missing separator": ("noseparator.txt", "Title: One\nPassage: first\nTitle: Two\nPassage: second\n",
                           ":3: a second 'Title:' inside entry 'One': missing <endofpassage> before it?"),
     "text after the JSON list": ("trailing.json", _json(GOOD) + "\nextra", ":9: unexpected text after the JSON list: 'extra'"),
-    "empty file": ("empty.txt", "", ": no articles to ingest (0 empty entries)"),
+    "empty file": ("empty.txt", "", ": the file is empty"),
+    "empty JSON file": ("empty.json", " \n\n", ": the file is empty (whitespace only)"),
     "only empty passages": ("hollow.txt", "Title: A\nPassage:\n<endofpassage>\nTitle: B\nPassage:   \n",
                             ": no articles to ingest (2 empty entries)"),
 }

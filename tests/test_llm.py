@@ -5,6 +5,7 @@ errors; JSON repaired, retried, then counted as a failure; streams, slow ones in
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,21 @@ def test_the_cache_tells_endpoints_apart(tmp_path: Path) -> None:
     finally:
         one.close()
         two.close()
+
+
+def test_a_missing_local_backend_points_to_the_cached_build(monkeypatch, tmp_path: Path) -> None:
+    """Not `pip install 'mhgraph[local-llm]'`, which compiles llama.cpp for minutes every time."""
+    import dataclasses
+
+    from mhgraph.llm.local import LlamaCppChat
+    from mhgraph.llm.packaged import DEFAULT_LOCAL_MODEL, PACKAGED_GGUF
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)   # importing it raises ImportError
+    with pytest.raises(LLMError) as missing:
+        LlamaCppChat(tmp_path / "model.gguf")
+    # the default model's parts, as if not installed (a made-up module name: nothing is joined)
+    parts = dataclasses.replace(PACKAGED_GGUF[DEFAULT_LOCAL_MODEL], module_prefix="mhgraph_test_no_such_part")
+    with pytest.raises(LLMError) as no_parts:
+        parts.assemble(tmp_path)
+    for error in (missing, no_parts):
+        assert "bash scripts/build-llama-cpp.sh" in str(error.value) and "pip install" not in str(error.value)

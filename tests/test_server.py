@@ -9,6 +9,8 @@ import pytest
 from mhgraph.graph.capabilities import detect
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.neo4j   # the server itself is under test
+
 
 @pytest.fixture
 def local(server):

@@ -82,6 +82,7 @@ def test_generated_passwords_are_letters_and_digits() -> None:
     assert all(len(p) == 24 and p.isalnum() and p.isascii() for p in passwords)
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_generated_password_starting_with_dash_works(make_local, monkeypatch) -> None:
     monkeypatch.setattr(local_module, "generate_password", lambda: "-generated-Pass1")
     local = make_local()
@@ -90,6 +91,7 @@ def test_generated_password_starting_with_dash_works(make_local, monkeypatch) ->
     assert bolt_works(local, "-generated-Pass1")
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_given_password_starting_with_dash_works(make_local) -> None:
     local = make_local(password="--given-Pass2")  # '--' alone ends picocli's options: the hardest case
     local.start()
@@ -108,6 +110,7 @@ def _raise_after(monkeypatch, owner: object, name: str) -> None:
     monkeypatch.setattr(owner, name, wrapper)
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 @pytest.mark.parametrize("step", [
     (local_module, "install_jars"),      # after the jars
     (LocalNeo4j, "_write_conf"),         # after the config
@@ -127,6 +130,7 @@ def test_install_cut_short_then_rerun_works(make_local, monkeypatch, step) -> No
         assert local.password() == "-cut-short-Pass3"
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_server_killed_after_first_start_then_rerun_works(make_local) -> None:
     first = make_local()
     first.start()
@@ -138,6 +142,7 @@ def test_server_killed_after_first_start_then_rerun_works(make_local) -> None:
     assert again.password() == password and bolt_works(again, password)
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_server_killed_during_first_start_then_rerun_works(make_local) -> None:
     first = make_local()
     system_db = first.data_dir / "databases" / "system"
@@ -163,6 +168,7 @@ def _catch(errors: list[BaseException], fn) -> None:
         errors.append(exc)
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_cli_install_sigkilled_during_neo4j_admin_then_rerun_works(make_local) -> None:
     local = make_local()
     env = {**cli_env(local.settings), "MHGRAPH_HEAP_SIZE": "512m", "MHGRAPH_PAGECACHE_SIZE": "64m"}
@@ -185,6 +191,7 @@ def test_cli_install_sigkilled_during_neo4j_admin_then_rerun_works(make_local) -
     assert local.password() == stored and bolt_works(local, stored)
 
 
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_recovers_when_set_initial_password_ran_but_no_password_was_stored(make_local) -> None:
     """The reported state: data/dbms from an interrupted set-initial-password, no password file,
     never started (the old install then stopped every run with 'no password for the local server')."""
@@ -200,6 +207,7 @@ def test_recovers_when_set_initial_password_ran_but_no_password_was_stored(make_
 
 
 # -- a password lost after the first start ------------------------------------------------------
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_lost_password_after_first_start_is_reset(make_local, monkeypatch) -> None:
     first = make_local()
     first.start()
@@ -255,6 +263,7 @@ def test_lost_password_after_first_start_is_reset(make_local, monkeypatch) -> No
 
 
 # -- neo4j-admin's error line -------------------------------------------------------------------
+@pytest.mark.neo4j   # starts servers of its own (make_local)
 def test_admin_error_names_the_line_that_says_what_went_wrong(make_local) -> None:
     local = make_local()
     installed = local._install_files()

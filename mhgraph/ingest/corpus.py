@@ -93,6 +93,8 @@ def open_corpus(path: Path | str, fmt: Format | None = None) -> CorpusFile:
     with TextWindow(path) as window:  # raises InputError for a file that cannot be read
         window.skip_whitespace()
         first = window.peek()
+        if not first:   # rather than "expected a JSON list" or "no articles to ingest"
+            raise InputError(path, "", "the file is empty" + (" (whitespace only)" if window.pos else ""))
     return CorpusFile(path, fmt or ("json" if path.suffix.lower() == ".json" or first == "[" else "flat"))
 
 

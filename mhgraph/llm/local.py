@@ -14,7 +14,8 @@ from neo4j_graphrag.types import LLMMessage
 
 from mhgraph.llm.base import Completion, LLMError
 
-BUILD_HINT = ("llama-cpp-python is not installed: run scripts/build-llama-cpp.sh (builds it once, about "
+# not `pip install 'mhgraph[local-llm]'`, which compiles llama.cpp every time
+BUILD_HINT = ("llama-cpp-python is not installed: bash scripts/build-llama-cpp.sh (builds it once, about "
               "20 minutes on 2 cores, then installs from a wheel cache)")
 
 

@@ -47,10 +47,12 @@ class CrossEncoderReranker:
                  device: str | None = None, bf16: bool | None = None) -> None:
         from sentence_transformers import CrossEncoder
 
+        from mhgraph.embeddings.base import quiet_loading
         from mhgraph.training.precision import fast_bf16
 
         try:
-            self.model = CrossEncoder(model, max_length=max_length, device=device)
+            with quiet_loading():
+                self.model = CrossEncoder(model, max_length=max_length, device=device)
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
                                f"{' '.join(str(exc).split())[:300]}") from None
@@ -85,8 +87,11 @@ class FlagCrossEncoderReranker:
                 raise FlagEmbeddingBroken(f"FlagEmbedding does not import here ({exc})") from None
             raise MhgraphError(f"reranker '{model}' is a bge-reranker: it needs FlagEmbedding "
                                "(pip install -e '.[rerank]')") from None
+        from mhgraph.embeddings.base import quiet_loading
+
         try:
-            self.model = FlagReranker(model, use_fp16=False, devices=device or "cpu")
+            with quiet_loading():
+                self.model = FlagReranker(model, use_fp16=False, devices=device or "cpu")
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded with FlagReranker: "
                                f"{' '.join(str(exc).split())[:300]}") from None

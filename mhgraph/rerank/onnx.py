@@ -52,8 +52,11 @@ def export_onnx(source: str | Path, out: Path, *, quantize: bool = True, trained
         import onnx  # noqa: F401  (torch's exporter and the quantizer write through it)
     except ImportError:
         raise MhgraphError("exporting a reranker needs onnx: pip install -e '.[rerank]'") from None
+    from mhgraph.embeddings.base import quiet_loading
+
     try:
-        encoder = CrossEncoder(str(source), device="cpu", max_length=max_length)
+        with quiet_loading():
+            encoder = CrossEncoder(str(source), device="cpu", max_length=max_length)
     except (OSError, ValueError) as exc:
         raise MhgraphError(f"{source}: not a cross-encoder ({' '.join(str(exc).split())[:200]})") from None
     if encoder.num_labels != 1:

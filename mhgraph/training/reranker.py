@@ -79,6 +79,7 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
     from transformers import set_seed
 
+    from mhgraph.embeddings.base import quiet_loading
     from mhgraph.embeddings.sentence import resolve_model
     from mhgraph.training.precision import default_device
 
@@ -86,8 +87,9 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
         raise MhgraphError("no training examples (no question with gold chunks in the training folds)")
     started = time.perf_counter()
     set_seed(options.seed)
-    device = default_device()
-    model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length, device=device)
+    with quiet_loading():
+        model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length,
+                             device=default_device())
     positives = sum(e.label for e in train)
     dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
                                  "label": [e.label for e in train]})

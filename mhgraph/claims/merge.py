@@ -29,15 +29,14 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
+
+import neo4j
+import numpy as np
 
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
-
-if TYPE_CHECKING:   # neo4j and numpy load when a merge runs: `mhgraph --help` reads DEFAULT_THRESHOLD
-    import neo4j
-    import numpy as np
 
 NAME_LABELS = ("Target", "Topic")
 DEFAULT_THRESHOLD = 0.80
@@ -74,8 +73,6 @@ def near_duplicates(keys: Sequence[str], vectors: np.ndarray, weights: Sequence[
     """(absorbed, kept, similarity) index triples under star clustering; `vectors` unit-normalised.
     A pair is a candidate when its keys are lexically close with the same numbers, and either its
     cosine similarity is at least `threshold` or the keys differ only in spaces."""
-    import numpy as np
-
     n = len(keys)
     if n < 2:
         return []
@@ -135,15 +132,12 @@ def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: st
                           embedder: TextEmbedder, threshold: float = DEFAULT_THRESHOLD,
                           batch_size: int = 500) -> MergeSummary:
     """Merge the near-duplicate `label` nodes (Target or Topic) of `corpus`; see the module text."""
-    import numpy as np
-    from neo4j import RoutingControl
-
     if label not in NAME_LABELS:
         raise MhgraphError(f"names are merged for {' and '.join(NAME_LABELS)} nodes, not {label!r}")
     if not 0.0 < threshold <= 1.0:
         raise MhgraphError(f"merge threshold must be above 0 and at most 1, got {threshold}")
     records, _, _ = driver.execute_query(cypher.load("claims/names"), label=label, corpus=corpus,
-                                         database_=database, routing_=RoutingControl.READ)
+                                         database_=database, routing_=neo4j.RoutingControl.READ)
     missing = [r for r in records if r["embedding"] is None]
     fresh: dict[str, list[float]] = {}
     if missing:
@@ -173,10 +167,8 @@ def merge_all(driver: neo4j.Driver, database: str | None, corpus: str, embedder:
 
 def alias_map(driver: neo4j.Driver, database: str | None, corpus: str, label: str = "Target") -> dict[str, str]:
     """Absorbed key -> kept key, for `label` nodes of `corpus`."""
-    from neo4j import RoutingControl
-
     if label not in NAME_LABELS:
         raise MhgraphError(f"aliases are kept for {' and '.join(NAME_LABELS)} nodes, not {label!r}")
     records, _, _ = driver.execute_query(cypher.load("claims/alias_keys"), label=label, corpus=corpus,
-                                         database_=database, routing_=RoutingControl.READ)
+                                         database_=database, routing_=neo4j.RoutingControl.READ)
     return {r["alias"]: r["key"] for r in records}

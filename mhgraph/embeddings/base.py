@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
-if TYPE_CHECKING:   # annotations only: the CLI imports this module for its --help
-    import numpy as np
+import numpy as np
 
 
 @runtime_checkable

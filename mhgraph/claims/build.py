@@ -27,7 +27,13 @@ from tqdm import tqdm
 
 from mhgraph import cypher
 from mhgraph.claims.extract import ClaimExtractor
-from mhgraph.claims.merge import DEFAULT_THRESHOLD, NAME_LABELS, MergeSummary, alias_map, merge_all
+from mhgraph.claims.merge import (
+    DEFAULT_THRESHOLD,
+    NAME_LABELS,
+    MergeSummary,
+    alias_map,
+    merge_all,
+)
 from mhgraph.claims.names import name_key
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import detect

@@ -27,8 +27,8 @@ DEFAULT_THRESHOLD is what bench/claims.sh measured (README, "Claims on MultiHop-
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Sequence
 
 import neo4j

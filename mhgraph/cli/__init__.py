@@ -1,6 +1,16 @@
 """The `mhgraph` command line: the root group (root.py) and one module per command group."""
 
-from mhgraph.cli import claims, corpus, evaluate, methods, rerank, runs, search, server, treehop  # noqa: F401  (each registers)
+from mhgraph.cli import (  # noqa: F401  (each registers)
+    claims,
+    corpus,
+    evaluate,
+    methods,
+    rerank,
+    runs,
+    search,
+    server,
+    treehop,
+)
 from mhgraph.cli.root import cli, main
 
 __all__ = ["cli", "main"]

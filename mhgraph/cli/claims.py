@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import click
 
-from mhgraph.claims.merge import DEFAULT_THRESHOLD
+from mhgraph.claims.build import build_claims, claims_summary
+from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
+from mhgraph.claims.merge import DEFAULT_THRESHOLD, merge_all
 from mhgraph.cli.root import cli, llm_options, quiet_progress, settings_from
 from mhgraph.config import Settings
+from mhgraph.graph.connection import connect
+from mhgraph.graph.corpora import resolve_corpus
 
 
 @cli.group("claims")
 def claims_group() -> None:
     """Claims with bridge topics and targets, extracted from a corpus's chunks."""
-
 
 @claims_group.command("build")
 @click.option("--corpus", help="Corpus whose chunks to read (default: the graph's only corpus).")
@@ -45,19 +48,14 @@ def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | 
                       progress: bool = True) -> None:
     """`claims build` on settings.corpus (or the graph's only corpus), its summary printed; also
     what `ingest --claims` runs after the ingest."""
-    from mhgraph.claims.build import build_claims
-    from mhgraph.graph.connection import connect
-    from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.llm import load_llm
     from mhgraph.retrieval import question_embedder
 
     llm = load_llm(settings, cache=cache)
     if llm is None:
-        from mhgraph.claims.extract import OfflineClaimExtractor
 
         extractor = OfflineClaimExtractor()
     else:
-        from mhgraph.claims.extract import LLMClaimExtractor
 
         extractor = LLMClaimExtractor(llm)
     with connect(settings) as driver:
@@ -83,10 +81,6 @@ def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | 
 def claims_merge(ctx: click.Context, corpus: str | None, threshold: float, examples: int) -> None:
     """Merge near-duplicate Topic and Target names of a built claim layer ('claims build' does this
     at its end): the absorbed node's claims move to the kept one, which records its names as aliases."""
-    from mhgraph.claims.build import claims_summary
-    from mhgraph.claims.merge import merge_all
-    from mhgraph.graph.connection import connect
-    from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.retrieval import question_embedder
 
     settings = settings_from(ctx, corpus=corpus)

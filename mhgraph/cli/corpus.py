@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
@@ -16,6 +17,9 @@ from mhgraph.cli.root import (
 )
 from mhgraph.config import EMBED_HEADERS
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.connection import connect
+from mhgraph.graph.corpora import delete_corpus, list_corpora
+from mhgraph.server import LocalNeo4j
 
 
 @cli.command()
@@ -46,7 +50,6 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
            with_claims: bool, no_progress: bool, no_cache: bool, **overrides: object) -> None:
     """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample.
     With --claims, its claim layer after (--llm-backend / --llm-model choose the extractor)."""
-    from mhgraph.graph.connection import connect
     from mhgraph.ingest.pipeline import ingest_corpus
 
     settings = settings_from(ctx, **overrides)
@@ -58,7 +61,6 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
                                 progress=not no_progress)
     click.echo("\n".join(summary.lines()))
     if with_claims:
-        import dataclasses
 
         from mhgraph.cli.claims import build_claim_layer
 
@@ -72,8 +74,6 @@ def corpora(ctx: click.Context) -> None:
     """List the corpora in the graph (or delete one: 'mhgraph corpora delete NAME')."""
     if ctx.invoked_subcommand is not None:
         return
-    from mhgraph.graph.connection import connect
-    from mhgraph.graph.corpora import list_corpora
 
     settings = settings_from(ctx)
     with connect(settings) as driver:
@@ -95,9 +95,6 @@ def corpora(ctx: click.Context) -> None:
 @click.pass_context
 def corpora_delete(ctx: click.Context, name: str | None, unnamed: bool) -> None:
     """Delete corpus NAME: its documents, chunks, evaluation runs, and sources no other corpus uses."""
-    from mhgraph.graph.connection import connect
-    from mhgraph.graph.corpora import delete_corpus, list_corpora
-
     if bool(name) == unnamed:
         raise click.UsageError("give a corpus NAME or --unnamed")
     settings = settings_from(ctx)
@@ -116,9 +113,7 @@ def corpora_delete(ctx: click.Context, name: str | None, unnamed: bool) -> None:
 @click.pass_context
 def quickstart(ctx: click.Context) -> None:
     """Install and start the local Neo4j, ingest the bundled corpus, say how to open Browser."""
-    from mhgraph.graph.connection import connect
     from mhgraph.ingest.pipeline import ingest_corpus
-    from mhgraph.server import LocalNeo4j
 
     settings = settings_from(ctx, corpus=SAMPLE_CORPUS_NAME)
     server = LocalNeo4j(settings) if settings.uses_local_server else None

@@ -6,9 +6,17 @@ from pathlib import Path
 
 import click
 
+from mhgraph.benchmark import default_questions_path
 from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
-from mhgraph.cli.root import SAMPLE_CORPUS_NAME, cli, llm_options, quiet_progress, sample_corpus_path, settings_from
-from mhgraph.errors import MhgraphError
+from mhgraph.cli.root import (
+    SAMPLE_CORPUS_NAME,
+    cli,
+    llm_options,
+    quiet_progress,
+    sample_corpus_path,
+    settings_from,
+)
+from mhgraph.graph.connection import connect
 
 
 @cli.command("eval")
@@ -46,8 +54,6 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
              scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
              no_cache: bool, **method_flags: object) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
-    from mhgraph.graph.connection import connect
-
     if runs and not compare:
         raise click.UsageError(f"unexpected argument '{runs[0]}' (run ids go with --compare)")
     if compare and method:
@@ -76,7 +82,6 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
     if not method:
         raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")
     from mhgraph.eval.runner import EvalOptions, evaluate
-    from mhgraph.benchmark import default_questions_path
 
     if sample:
         questions_path = sample_corpus_path().with_name("questions.json")

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import json
+from datetime import date
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
+from mhgraph.benchmark import default_questions_path, load_questions
 from mhgraph.cli.method_options import method_options, pop_method_flags
 from mhgraph.cli.root import cli, settings_from
+from mhgraph.errors import MhgraphError
+from mhgraph.graph.connection import connect
+from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
+from mhgraph.rerank.onnx import export_onnx, question_key
+from mhgraph.training.folds import FOLDS_FILE
+from mhgraph.training.precision import fast_bf16
+from mhgraph.training.reranker import TrainingOptions, chunk_texts, train_reranker
 
 
 @cli.group("reranker")
 def reranker_group() -> None:
     """Train the cross-encoder metarag reranks with (k-fold by question)."""
-
 
 @reranker_group.command("train")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("models/reranker"), show_default=True,
@@ -49,19 +59,9 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
     the metarag search as configured, one model per fold plus one on every question."""
-    from tqdm import tqdm
-
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
-    from mhgraph.benchmark import load_questions
-    from mhgraph.benchmark import default_questions_path
     from mhgraph.eval.runner import gold_matcher
-    from mhgraph.graph.connection import connect
-    from mhgraph.graph.corpora import resolve_corpus
-    from mhgraph.training.reranker import TrainingOptions, chunk_texts, train_reranker
-    from mhgraph.retrieval import build_retriever
-    from mhgraph.training.precision import fast_bf16
-
-    from mhgraph.retrieval import registry
+    from mhgraph.retrieval import build_retriever, registry
 
     settings = settings_from(ctx, pop_method_flags(metarag), corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
     # candidates as the search gives them: no reranker
@@ -108,14 +108,6 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
     """Export the cross-encoder in SOURCE (e.g. models/reranker/all) to ONNX, run with ONNX Runtime
     alone: what a user loads with --reranker OUT. It records the questions it was trained on, so an
     evaluation on them is labelled as not held out."""
-    import json
-    from datetime import date
-
-    from mhgraph.errors import MhgraphError
-    from mhgraph.benchmark import load_questions
-    from mhgraph.rerank.onnx import export_onnx, question_key
-    from mhgraph.training.folds import FOLDS_FILE
-
     folds = source.parent / FOLDS_FILE
     record = json.loads(folds.read_text(encoding="utf-8")) if folds.is_file() else {}
     final = record.get("final") or {}

@@ -13,7 +13,7 @@ import click
 from neo4j.exceptions import DriverError, Neo4jError
 
 from mhgraph.cli.reference import configuration_markdown
-from mhgraph.config import Settings, default_config_path, load_settings
+from mhgraph.config import LLM_BACKENDS, Settings, default_config_path, load_settings
 from mhgraph.errors import MhgraphError
 from mhgraph.retrieval import registry
 
@@ -78,8 +78,6 @@ def config_cmd(ctx: click.Context, reference: bool) -> None:
 
 def llm_options(command):
     """The flags that choose the language model, shared by ask and eval."""
-    from mhgraph.config import LLM_BACKENDS
-
     for option in reversed([
         click.option("--llm-backend", type=click.Choice(LLM_BACKENDS),
                      help="openai (OPENAI_BASE_URL, OPENAI_API_KEY), local (a GGUF in process), none (offline "

@@ -10,6 +10,8 @@ import click
 
 from mhgraph.cli.root import cli, settings_from
 from mhgraph.errors import MhgraphError
+from mhgraph.eval import traces
+from mhgraph.graph.connection import connect
 
 RUNS_DIR = Path("runs")
 
@@ -17,7 +19,6 @@ RUNS_DIR = Path("runs")
 @cli.group("runs")
 def runs_group() -> None:
     """Evaluation runs: their reports (in the runs folder) and traces (in Neo4j)."""
-
 
 def _runs_dir_option(command):
     return click.option("--runs-dir", default=RUNS_DIR, show_default=True, type=click.Path(path_type=Path),
@@ -28,9 +29,6 @@ def _runs_dir_option(command):
 @click.pass_context
 def list_cmd(ctx: click.Context) -> None:
     """The runs stored in Neo4j, newest first."""
-    from mhgraph.eval import traces
-    from mhgraph.graph.connection import connect
-
     settings = settings_from(ctx)
     with connect(settings) as driver:
         runs = traces.list_runs(driver, settings.neo4j_database)
@@ -54,8 +52,6 @@ def show_cmd(ctx: click.Context, run: str, runs_dir: Path) -> None:
     try:
         summary = load_summary(run, runs_dir)
     except MhgraphError as missing:
-        from mhgraph.eval import traces
-        from mhgraph.graph.connection import connect
 
         settings = settings_from(ctx)
         with connect(settings) as driver:
@@ -86,9 +82,6 @@ def compare_cmd(runs: tuple[str, ...], runs_dir: Path) -> None:
 @click.pass_context
 def delete_cmd(ctx: click.Context, run: str) -> None:
     """Delete RUN's traces from Neo4j (its report folder stays)."""
-    from mhgraph.eval import traces
-    from mhgraph.graph.connection import connect
-
     settings = settings_from(ctx)
     with connect(settings) as driver:
         if not traces.delete_run(driver, settings.neo4j_database, run):

@@ -9,6 +9,7 @@ import click
 from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
 from mhgraph.cli.root import cli, llm_options, settings_from
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.connection import connect
 from mhgraph.retrieval import registry
 
 
@@ -26,7 +27,6 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
           corpus: str | None, width: int, llm_backend: str | None, llm_model: str | None,
           no_cache: bool, **method_flags: object) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
-    from mhgraph.graph.connection import connect
     from mhgraph.retrieval import build_retriever
 
     settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model, corpus=corpus,
@@ -66,7 +66,6 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
         llm_model: str | None, no_cache: bool, **method_flags: object) -> None:
     """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
     from mhgraph.answer import build_reader
-    from mhgraph.graph.connection import connect
     from mhgraph.llm import load_llm
     from mhgraph.retrieval import build_retriever
 

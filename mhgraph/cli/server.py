@@ -6,15 +6,17 @@ import click
 
 from mhgraph.cli.root import cli, settings_from
 from mhgraph.config import Settings
+from mhgraph.graph.capabilities import detect
+from mhgraph.graph.connection import connect
+from mhgraph.server import LocalNeo4j
+from mhgraph.server.artifacts import LOCK_FILE, generate_lock
 
 
 @cli.group()
 def neo4j() -> None:
     """Install, start, stop and inspect the local Neo4j Community server."""
 
-
 def _local(ctx: click.Context):
-    from mhgraph.server import LocalNeo4j
 
     settings = settings_from(ctx)
     if not settings.uses_local_server:
@@ -67,7 +69,6 @@ def neo4j_status(ctx: click.Context) -> None:
     """Version, edition, URI, data dir and server capabilities."""
     settings = settings_from(ctx)
     if settings.uses_local_server:
-        from mhgraph.server import LocalNeo4j
 
         status = LocalNeo4j(settings).status()
         click.echo("\n".join(status.lines()))
@@ -77,8 +78,6 @@ def neo4j_status(ctx: click.Context) -> None:
 
 
 def _print_capabilities(settings: Settings) -> None:
-    from mhgraph.graph.capabilities import detect
-    from mhgraph.graph.connection import connect
 
     with connect(settings) as driver:
         caps = detect(driver, settings.neo4j_database)
@@ -93,7 +92,5 @@ def _print_capabilities(settings: Settings) -> None:
 @click.argument("browser_version")
 def neo4j_lock(neo4j_version: str, browser_version: str) -> None:
     """(maintainers) Re-resolve the server's jars and pin them with checksums."""
-    from mhgraph.server.artifacts import LOCK_FILE, generate_lock
-
     lock = generate_lock(neo4j_version, browser_version)
     click.echo(f"pinned {len(lock.artifacts)} jars in {LOCK_FILE}")

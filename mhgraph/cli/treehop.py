@@ -5,14 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import numpy as np
+from tqdm import tqdm
 
+from mhgraph.benchmark import default_questions_path, load_questions
 from mhgraph.cli.root import cli, quiet_progress, settings_from
+from mhgraph.graph.connection import connect
+from mhgraph.graph.corpora import resolve_corpus
 
 
 @cli.group("treehop")
 def treehop_group() -> None:
     """Train TreeHop's UpdateGate on a corpus's questions (k-fold by question)."""
-
 
 @treehop_group.command("train")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("models/treehop"), show_default=True,
@@ -50,10 +54,6 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
-    from mhgraph.benchmark import load_questions
-    from mhgraph.benchmark import default_questions_path
-    from mhgraph.graph.connection import connect
-    from mhgraph.graph.corpora import resolve_corpus
     from mhgraph.retrieval import question_embedder
     from mhgraph.training.treehop import TrainingOptions, train_treehop
 
@@ -86,9 +86,6 @@ def graph_training_data(driver, database: str | None, corpus: str, questions, em
     the benchmark's rule (eval's), near misses from the vector index (the retriever's search) and
     chunk embeddings as stored (the vectors the index searches). Gathered here, above eval and
     retrieval, so that training takes data and imports neither."""
-    import numpy as np
-    from tqdm import tqdm
-
     from mhgraph.eval.runner import chunk_embeddings, gold_matcher
     from mhgraph.retrieval.treehop import nearest
     from mhgraph.training.treehop import needed_chunks, training_data

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mhgraph.config import Settings
 from mhgraph.embeddings.base import TextEmbedder
 
 INT8_SUFFIX = "+int8"
@@ -29,7 +30,6 @@ def load_embedder(name: str, cache_dir: Path | None = None, device: str | None =
     from mhgraph.embeddings.packaged import model_files, packaged_onnx_model
 
     if (packaged := packaged_onnx_model(name)) is not None:
-        from mhgraph.config import Settings
         from mhgraph.embeddings.onnx import OnnxEmbedder
 
         model_file, tokenizer_file = model_files(packaged, Path(cache_dir or Settings().cache_dir))

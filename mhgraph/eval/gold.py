@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Iterable, Literal, Sequence, Union
 from mhgraph.errors import MhgraphError
 
 if TYPE_CHECKING:
-    from mhgraph.types import Question
     from mhgraph.ingest.corpus import Article
+    from mhgraph.types import Question
 
 _TRANSLATE = str.maketrans({
     **{c: "'" for c in "\u2018\u2019\u201a\u201b"},

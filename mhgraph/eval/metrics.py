@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Callable, Collection, Iterable, Mapping, Sequence
 
-from mhgraph.types import Question
-from mhgraph.types import RetrievalResult
+from mhgraph.types import Question, RetrievalResult
 
 RANKING_METRICS: dict[str, str] = {      # our name -> ranx metric
     "hits@4": "hit_rate@4",

@@ -36,8 +36,7 @@ from statistics import fmean
 from typing import Iterable, Mapping, Sequence
 
 from mhgraph.eval.gold import FACT_PREVIEW, UnmatchedFact
-from mhgraph.types import Question
-from mhgraph.types import RetrievalResult, RetrievedChunk
+from mhgraph.types import Question, RetrievalResult, RetrievedChunk
 
 RULE = "official rule (MultiHop-RAG retrieval_evaluate.py)"
 SCORINGS = ("ours", "official", "both")

@@ -29,7 +29,8 @@ import numpy as np
 from mhgraph.eval.difficulty import DIFFICULTY_EDGES, bin_label, bin_labels
 from mhgraph.eval.metrics import QuestionResult, aggregate, grouped, null_scores
 from mhgraph.eval.official import RULE
-from mhgraph.markdown import fmt as _f, table as _table
+from mhgraph.markdown import fmt as _f
+from mhgraph.markdown import table as _table
 from mhgraph.retrieval import registry
 
 Summary = dict[str, Any]

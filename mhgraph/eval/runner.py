@@ -9,7 +9,6 @@ into the run directory -> store the run's evidence paths in Neo4j.
 from __future__ import annotations
 
 import json
-import os
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,13 @@ from mhgraph.errors import MhgraphError
 from mhgraph.eval import official, traces
 from mhgraph.eval.answers import score_answer, summarise_answers
 from mhgraph.eval.difficulty import difficulties
-from mhgraph.eval.gold import ChunkRef, CoverageReport, DocumentRef, GoldMatcher, coverage_report
+from mhgraph.eval.gold import (
+    ChunkRef,
+    CoverageReport,
+    DocumentRef,
+    GoldMatcher,
+    coverage_report,
+)
 from mhgraph.eval.metrics import RECALL_AT, score_results
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.context import GraphContext

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from mhgraph import cypher
-from mhgraph.filters.extractors import Extraction, build_extractor, default_reference_path
+from mhgraph.filters.extractors import (
+    Extraction,
+    build_extractor,
+    default_reference_path,
+)
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.filters.quality import summarise_quality
 from mhgraph.markdown import fmt, table

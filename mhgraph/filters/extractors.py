@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
 import neo4j
+from dateutil import parser as dateparser
 from pydantic import BaseModel, Field
 
 from mhgraph import cypher
+from mhgraph.benchmark import default_questions_path
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.filters.dates import date_condition
 from mhgraph.filters.model import FilterError, MetadataFilter, parse_day
@@ -170,8 +172,6 @@ def reference_extractor(path: Path, catalog: SourceCatalog) -> LookupExtractor:
     """The original Multi-Meta-RAG filters (`[{query, filter: {source: {$in}, published_at: {$in}}}]`,
     dates written "October 7, 2023"), resolved against the graph; names no Source has and the
     operators other than $in are reported as dropped."""
-    from dateutil import parser as dateparser
-
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -231,8 +231,6 @@ def gold_extractor(questions: Sequence[Any]) -> LookupExtractor:
 def default_reference_path() -> Path:
     """$MHGRAPH_REFERENCE_FILTERS, else query_metadata_filters.json in multi-meta-rag/ beside the
     benchmark folder."""
-    from mhgraph.benchmark import default_questions_path
-
     if env := os.environ.get(REFERENCE_FILTERS_ENV):
         return Path(env)
     return default_questions_path().parent.parent / "multi-meta-rag" / "query_metadata_filters.json"

@@ -7,13 +7,13 @@ from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
+from mhgraph.server import LocalNeo4j
 
 
 def credentials(settings: Settings) -> tuple[str, str]:
     if settings.neo4j_password:
         return settings.neo4j_username, settings.neo4j_password
     if settings.uses_local_server:
-        from mhgraph.server import LocalNeo4j
 
         return settings.neo4j_username, LocalNeo4j(settings).password()
     raise MhgraphError(f"NEO4J_PASSWORD is not set for {settings.uri}")

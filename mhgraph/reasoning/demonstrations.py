@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Sequence
 
+from mhgraph.benchmark import default_questions_path, load_questions
 from mhgraph.errors import InputError
 
 FILE = "reasoning/demonstrations.json"
@@ -81,8 +82,5 @@ def load(questions: Sequence | None = None) -> list[Demonstration]:
 
 def benchmark_questions() -> list:
     """The benchmark's questions where the file is (for the demonstrations' paragraphs), else []."""
-    from mhgraph.benchmark import load_questions
-    from mhgraph.benchmark import default_questions_path
-
     path = default_questions_path()
     return load_questions(path) if path.is_file() else []

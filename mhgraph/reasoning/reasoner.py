@@ -28,7 +28,13 @@ from mhgraph.filters.sources import SourceCatalog
 from mhgraph.llm import LLM
 from mhgraph.reasoning.clauses import Clause, clauses
 from mhgraph.reasoning.demonstrations import Demonstration
-from mhgraph.reasoning.text import content_words, first_sentence, overlap, says_answer, sentences
+from mhgraph.reasoning.text import (
+    content_words,
+    first_sentence,
+    overlap,
+    says_answer,
+    sentences,
+)
 from mhgraph.types import RetrievedChunk
 
 OFFLINE_LABEL = "offline reasoner (no language model)"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import time
-from statistics import fmean, pstdev
 from dataclasses import replace
+from statistics import fmean, pstdev
 from typing import Protocol, Sequence, runtime_checkable
 
 from mhgraph.types import RetrievedChunk
-
 
 # Pairs are scored up to this many tokens whatever length a cross-encoder was trained at (the
 # k-fold figures in the README were measured so; an exported model records it and keeps it).

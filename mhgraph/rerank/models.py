@@ -27,9 +27,13 @@ from typing import Sequence
 
 import numpy as np
 
+from mhgraph.embeddings import load_embedder
+from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
+from mhgraph.training.folds import KFold
+from mhgraph.training.precision import fast_bf16
 
 NANORANKER = "nanoranker"
 BI_ENCODER = "bi-encoder:"
@@ -47,8 +51,6 @@ class CrossEncoderReranker:
                  device: str | None = None, bf16: bool | None = None) -> None:
         from sentence_transformers import CrossEncoder
 
-        from mhgraph.embeddings.base import quiet_loading
-        from mhgraph.training.precision import fast_bf16
 
         try:
             with quiet_loading():
@@ -75,7 +77,6 @@ class FlagEmbeddingBroken(ImportError):
     """FlagEmbedding is installed but fails to import: 1.4.2 imports transformers'
     modeling_attn_mask_utils, which transformers 5.10 removed."""
 
-
 class FlagCrossEncoderReranker:
     """FlagEmbedding's FlagReranker, the loader its authors give for bge-reranker-base/large/v2-m3."""
 
@@ -87,7 +88,6 @@ class FlagCrossEncoderReranker:
                 raise FlagEmbeddingBroken(f"FlagEmbedding does not import here ({exc})") from None
             raise MhgraphError(f"reranker '{model}' is a bge-reranker: it needs FlagEmbedding "
                                "(pip install -e '.[rerank]')") from None
-        from mhgraph.embeddings.base import quiet_loading
 
         try:
             with quiet_loading():
@@ -131,7 +131,6 @@ class BiEncoderReranker:
     vectors are kept (a chunk comes back for many questions)."""
 
     def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 50_000) -> None:
-        from mhgraph.embeddings import load_embedder
 
         self.embedder = load_embedder(model, cache_dir)
         self.name = f"{BI_ENCODER}{self.embedder.model_name}"
@@ -186,7 +185,6 @@ class KFoldReranker:
     scored by the model of its own fold, which never saw it. In-domain trained: reports say so."""
 
     def __init__(self, directory: Path, device: str | None = None, bf16: bool | None = None) -> None:
-        from mhgraph.training.folds import KFold
 
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)

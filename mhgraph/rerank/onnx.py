@@ -21,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
 
@@ -52,7 +53,6 @@ def export_onnx(source: str | Path, out: Path, *, quantize: bool = True, trained
         import onnx  # noqa: F401  (torch's exporter and the quantizer write through it)
     except ImportError:
         raise MhgraphError("exporting a reranker needs onnx: pip install -e '.[rerank]'") from None
-    from mhgraph.embeddings.base import quiet_loading
 
     try:
         with quiet_loading():
@@ -86,7 +86,6 @@ def export_onnx(source: str | Path, out: Path, *, quantize: bool = True, trained
                           opset_version=17, dynamo=False)
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
-
         from onnxruntime.quantization.shape_inference import quant_pre_process
 
         # shape inference and graph optimisation first, as ONNX Runtime advises before quantizing

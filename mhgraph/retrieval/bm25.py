@@ -10,11 +10,11 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.graph.schema import FULLTEXT_INDEX
-from mhgraph.types import RetrievalResult
-from mhgraph.retrieval.base import Retriever
 from mhgraph.options import MethodOptions
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.records import single_hop
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import RetrievalResult
 
 _LUCENE_SPECIAL = re.compile(r'(&&|\|\||[+\-!(){}\[\]^"~*?:\\/])')
 _LUCENE_OPERATORS = re.compile(r"\b(AND|OR|NOT|TO)\b")
@@ -59,7 +59,6 @@ class BM25Retriever(Retriever):
 
 class BM25Options(MethodOptions):
     """bm25 has no options of its own."""
-
 
 def build(ctx: BuildContext, options: BM25Options) -> BM25Retriever:
     return BM25Retriever(ctx.graph.driver, ctx.graph.database, corpus=ctx.graph.corpus)

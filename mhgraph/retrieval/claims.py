@@ -22,23 +22,23 @@ from typing import Any
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.claims.merge import alias_map
-from mhgraph.claims.names import name_key
 from mhgraph.claims.build import CLAIM_INDEX, claim_count
 from mhgraph.claims.diagnostics import ClaimTrail
+from mhgraph.claims.merge import alias_map
+from mhgraph.claims.names import name_key
 from mhgraph.claims.targets import LLMTargetFinder, OfflineTargetFinder, TargetFinder
+from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.sources import SourceCatalog
 from mhgraph.graph.context import GraphContext
 from mhgraph.graph.schema import index_info
-from mhgraph.options import MethodOptions, option
-from mhgraph.embeddings import TextEmbedder
 from mhgraph.llm import LLMError
-from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
+from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.merge import new_chunks
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 
 class ClaimsRetriever(Retriever):

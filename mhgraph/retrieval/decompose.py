@@ -10,17 +10,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mhgraph.llm import LLMError
 from mhgraph.filters.sources import SourceCatalog
+from mhgraph.llm import LLMError
 from mhgraph.options import MethodOptions, option
 from mhgraph.reasoning import demonstrations
 from mhgraph.reasoning.decomposer import Decomposer, LLMDecomposer, OfflineDecomposer
 from mhgraph.reasoning.diagnostics import ReasoningChain
-from mhgraph.types import Hop, RetrievalResult
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.retrieval.vector import VectorRetriever
+from mhgraph.types import Hop, RetrievalResult
 
 
 class DecomposeRetriever(Retriever):

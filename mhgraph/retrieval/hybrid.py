@@ -18,16 +18,16 @@ from typing import Any, Literal
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.errors import MhgraphError
 from mhgraph.embeddings import TextEmbedder
+from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX
-from mhgraph.types import RetrievalResult
+from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
-from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.records import single_hop
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import RetrievalResult
 
 
 class HybridRetriever(Retriever):

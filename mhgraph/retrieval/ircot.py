@@ -29,18 +29,18 @@ from typing import Any, Sequence
 
 import neo4j
 
-from mhgraph.llm import LLMError
 from mhgraph.filters.sources import SourceCatalog
+from mhgraph.llm import LLMError
 from mhgraph.options import MethodOptions, option
 from mhgraph.reasoning import demonstrations
 from mhgraph.reasoning.diagnostics import ReasoningChain
 from mhgraph.reasoning.reasoner import LLMReasoner, OfflineReasoner, Reasoner, Thought
-from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import BM25Retriever
 from mhgraph.retrieval.merge import fused_scores, new_chunks, rescore
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 
 class IRCoTRetriever(Retriever):

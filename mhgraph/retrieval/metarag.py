@@ -36,11 +36,12 @@ from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, rerank
-from mhgraph.types import Hop, RetrievalResult
+from mhgraph.rerank.models import load_reranker
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import Hop, RetrievalResult
 
 DEFAULT_CANDIDATES = 20
 # index: in the vector index (SEARCH ... WHERE); exact: pre-filtered exact search
@@ -195,7 +196,6 @@ class MetaRAGOptions(MethodOptions):
 
 
 def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
-    from mhgraph.rerank.models import load_reranker   # torch, for the cross-encoders
 
     g = ctx.graph
     extractor = build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,

@@ -24,8 +24,20 @@ from mhgraph.config import DEFAULT_EMBEDDING_MODEL, SHARED, Settings
 from mhgraph.embeddings import TextEmbedder, canonical_model_name, load_embedder
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.context import GraphContext
-from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX, corpus_embedding_model, require_index
-from mhgraph.options import MethodOptions, OptionInfo, OptionSources, legacy_keys, option_infos, resolve
+from mhgraph.graph.schema import (
+    FULLTEXT_INDEX,
+    VECTOR_INDEX,
+    corpus_embedding_model,
+    require_index,
+)
+from mhgraph.options import (
+    MethodOptions,
+    OptionInfo,
+    OptionSources,
+    legacy_keys,
+    option_infos,
+    resolve,
+)
 from mhgraph.retrieval.base import Retriever
 from mhgraph.types import Diagnostics
 

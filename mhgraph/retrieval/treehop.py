@@ -41,14 +41,13 @@ from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.filters.extractors import FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
-from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
-from mhgraph.retrieval.base import Retriever
-from mhgraph.retrieval.metarag import index_form
-from mhgraph.retrieval.records import to_chunks
 from mhgraph.options import MethodOptions, option
-from mhgraph.retrieval.metarag import FilterExtractorName
+from mhgraph.retrieval.base import Retriever
+from mhgraph.retrieval.metarag import FilterExtractorName, index_form
+from mhgraph.retrieval.records import to_chunks
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.treehop.diagnostics import TreeHopTree
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 if TYPE_CHECKING:
     from mhgraph.treehop.checkpoint import TreeHopModels
@@ -214,7 +213,7 @@ class TreeHopOptions(MethodOptions):
 
 
 def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
-    from mhgraph.treehop.checkpoint import PACKAGED, TreeHopModels   # torch
+    from mhgraph.treehop.checkpoint import PACKAGED, TreeHopModels  # torch
 
     g = ctx.graph
     if not g.capabilities.search_clause:

@@ -11,11 +11,11 @@ from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import VECTOR_INDEX
-from mhgraph.types import RetrievalResult
-from mhgraph.retrieval.base import Retriever
 from mhgraph.options import MethodOptions
+from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.records import single_hop
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import RetrievalResult
 
 
 class VectorRetriever(Retriever):
@@ -48,7 +48,6 @@ class VectorRetriever(Retriever):
 
 class VectorOptions(MethodOptions):
     """vector has no options of its own (vector_search_ratio is shared by every vector search)."""
-
 
 def build(ctx: BuildContext, options: VectorOptions) -> VectorRetriever:
     return VectorRetriever(ctx.graph.driver, ctx.embedder, ctx.graph.capabilities, ctx.graph.database,

@@ -14,7 +14,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mhgraph.maven import Artifact, fetch_artifacts, missing_artifacts, mvn, pom, sha256_of
+from mhgraph.maven import (
+    Artifact,
+    fetch_artifacts,
+    missing_artifacts,
+    mvn,
+    pom,
+    sha256_of,
+)
 
 LOCK_FILE = Path(__file__).with_name("neo4j-artifacts.json")
 MAIN_CLASS = "org.neo4j.server.Neo4jCommunity"

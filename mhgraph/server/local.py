@@ -21,6 +21,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
+
 from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
 from mhgraph.server.artifacts import ADMIN_CLASS, install_jars, load_lock
@@ -284,8 +287,6 @@ dbms.usage_report.enabled=false
         return proc
 
     def _wait_for_bolt(self, timeout: float, proc: subprocess.Popen | None, auth: tuple[str, str] | None) -> None:
-        from neo4j import GraphDatabase
-        from neo4j.exceptions import AuthError, ServiceUnavailable
 
         deadline = time.monotonic() + timeout
         while True:
@@ -323,8 +324,6 @@ dbms.usage_report.enabled=false
         return was_running
 
     def _alter_password_without_auth(self, installed: Installation, password: str, timeout: float) -> None:
-        from neo4j import GraphDatabase
-        from neo4j.exceptions import Neo4jError
 
         self._check_ports()
         self._write_conf(self.no_auth_conf_dir, auth=False)

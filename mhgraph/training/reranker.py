@@ -22,10 +22,12 @@ from typing import Any, Callable, Sequence
 import neo4j
 
 from mhgraph import cypher
+from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.onnx import question_key
 from mhgraph.training.folds import FINAL_MODEL, KFold
 from mhgraph.training.kfold import Fold, train_fold_models
+from mhgraph.training.precision import default_device
 
 DEFAULT_BACKBONE = "all-MiniLM-L6-v2"
 
@@ -75,21 +77,24 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     """Train one cross-encoder on `train`, save it to `out`; the seconds it took."""
     import torch
     from datasets import Dataset
-    from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
+    from sentence_transformers.cross_encoder import (
+        CrossEncoder,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+    )
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
     from transformers import set_seed
 
-    from mhgraph.embeddings.base import quiet_loading
     from mhgraph.embeddings.sentence import resolve_model
-    from mhgraph.training.precision import default_device
 
     if not train:
         raise MhgraphError("no training examples (no question with gold chunks in the training folds)")
     started = time.perf_counter()
     set_seed(options.seed)
+    device = default_device()
     with quiet_loading():
         model = CrossEncoder(resolve_model(options.backbone), num_labels=1, max_length=options.max_length,
-                             device=default_device())
+                             device=device)
     positives = sum(e.label for e in train)
     dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
                                  "label": [e.label for e in train]})

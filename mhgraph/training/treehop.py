@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from mhgraph.errors import MhgraphError
 from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
@@ -78,6 +79,7 @@ class Example:
 @dataclass
 class TrainingData:
     """Embeddings as rows (questions, chunks) and the examples that point into them."""
+
     questions: np.ndarray
     chunks: np.ndarray
     examples: list[Example]
@@ -163,7 +165,6 @@ def train_model(data: TrainingData, train: Sequence[Example], dev: Sequence[Exam
                 log: Callable[[str], None] = print, progress: bool = True) -> tuple[TreeHopModel, dict[str, Any]]:
     """One model, early-stopped on `dev`; its losses per epoch and the seconds it took."""
     import torch
-    from tqdm import tqdm
 
     if not train:
         raise MhgraphError("no TreeHop training examples (no question with two evidence facts found in the graph)")

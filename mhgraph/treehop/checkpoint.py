@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mhgraph.embeddings import canonical_model_name
 from mhgraph.errors import MhgraphError
+from mhgraph.training.folds import FOLDS_FILE, KFold
 from mhgraph.treehop.model import TreeHopConfig, TreeHopModel
 
 if TYPE_CHECKING:
@@ -50,8 +52,6 @@ def load_checkpoint(directory: Path, embedding_model: str | None = None) -> Chec
     """The model in `directory`; with `embedding_model`, it must have been trained for that model."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
-
-    from mhgraph.embeddings import canonical_model_name
 
     path = Path(directory) / CONFIG_FILE
     try:
@@ -88,7 +88,6 @@ class TreeHopModels:
 
     @classmethod
     def load(cls, directory: Path, embedding_model: str | None = None) -> "TreeHopModels":
-        from mhgraph.training.folds import FOLDS_FILE, KFold
 
         directory = Path(directory)
         if not (directory / FOLDS_FILE).exists():

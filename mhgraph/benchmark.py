@@ -28,7 +28,7 @@ from mhgraph.ingest.corpus import json_records, parse_datetime
 from mhgraph.types import NULL_TYPE, QUESTION_TYPES, Evidence, Question
 
 __all__ = ["BENCHMARK_DIR_ENV", "MISSING_HINT", "NULL_TYPE", "QUESTION_TYPES", "Evidence", "Question",
-           "default_questions_path", "load_questions", "question_id"]
+           "default_questions_path", "load_questions", "question_id", "question_key"]
 
 BENCHMARK_DIR_ENV = "MHGRAPH_BENCHMARK_DIR"
 MISSING_HINT = "file not found (put the benchmark in ../shared/data/multihop-rag/ or pass --questions)"
@@ -45,6 +45,13 @@ def default_questions_path() -> Path:
         if candidate.is_dir():
             return candidate / "MultiHopRAG.json"
     return relative / "MultiHopRAG.json"
+
+
+def question_key(question: str) -> str:
+    """A question's text, whitespace-normalised, hashed: enough to recognise it, not to read it.
+    Models trained here record the keys of their training questions, so an evaluation can say when
+    it scores questions a model saw."""
+    return hashlib.sha256(" ".join(question.split()).encode()).hexdigest()[:16]
 
 
 def question_id(position: int, query: str) -> str:

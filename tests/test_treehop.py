@@ -221,6 +221,22 @@ def test_packaged_model_runs_on_the_sample(sample_graph, settings, embedder) -> 
     assert retriever.params["treehop_model"].endswith("(trained on all 2045 questions of corpus 'multihop-rag')")
     assert all(c.parent_id in {p.chunk_id for p in result.hops[0].chunks} for c in result.hops[1].chunks)
     assert set(result.phases) == {"embed", "search", "update"} and result.seconds >= sum(result.phases.values()) * 0.99
+    assert retriever.trained_models() == (retriever.models,)
+
+
+def test_the_packaged_model_knows_the_questions_it_was_trained_on() -> None:
+    """Its training questions are recorded as keys: an eval on them is labelled not held out, and on
+    its training corpus it counts as in-domain trained."""
+    from mhgraph.benchmark import default_questions_path, load_questions
+    from mhgraph.treehop.checkpoint import PACKAGED, TreeHopModels
+
+    models = TreeHopModels.load(PACKAGED, "all-MiniLM-L6-v2")
+    assert len(models.trained_on) == 2045
+    assert not models.saw("Which company recalled its Atlas Home robots over battery fire risk?")
+    assert models.in_domain_for("multihop-rag") and not models.in_domain_for("sample") and not models.in_domain
+    path = default_questions_path()
+    if path.is_file():   # the benchmark beside the checkout (CI has it): its questions are the ones seen
+        assert sum(models.saw(q.query) for q in load_questions(path)) == len(models.trained_on)
 
 
 def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(sample_graph, settings, tmp_path) -> None:

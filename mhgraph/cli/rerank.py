@@ -9,14 +9,14 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from mhgraph.benchmark import default_questions_path, load_questions
+from mhgraph.benchmark import default_questions_path, load_questions, question_key
 from mhgraph.cli.method_options import method_options, pop_method_flags
 from mhgraph.cli.root import cli, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
-from mhgraph.rerank.onnx import export_onnx, question_key
+from mhgraph.rerank.onnx import export_onnx
 from mhgraph.training.folds import FOLDS_FILE
 from mhgraph.training.precision import fast_bf16
 from mhgraph.training.reranker import TrainingOptions, chunk_texts, train_reranker

@@ -14,13 +14,13 @@ evaluation can say when the reranker saw the questions it is scoring.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from mhgraph.benchmark import question_key
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
@@ -28,11 +28,6 @@ from mhgraph.rerank.base import MAX_PAIR_TOKENS
 FORMAT = "mhgraph-onnx-cross-encoder"
 DESCRIPTION = "reranker.json"
 ACTIVATIONS = ("sigmoid", "identity")
-
-
-def question_key(question: str) -> str:
-    """A question's text, whitespace-normalised, hashed: enough to recognise it, not to read it."""
-    return hashlib.sha256(" ".join(question.split()).encode()).hexdigest()[:16]
 
 
 def is_onnx_folder(path: Path) -> bool:

@@ -112,7 +112,7 @@ class TreeHopRetriever(Retriever):
         return {"corpus": self.corpus, "search_ratio": self.search_ratio, "hops": self.hops,
                 "redundancy_pruning": self.redundancy_pruning, "layer_top_k": self.layer_top_k,
                 "branches": self.branches,
-                "treehop_model": self.models.name, "in_domain_trained": self.models.in_domain,
+                "treehop_model": self.models.name, "in_domain_trained": self.models.in_domain_for(self.corpus),
                 "terms": list(self.models.checkpoints[0].model.config.terms),
                 **({"filter_extractor": self.extractor.name} if self.extractor else {})}
 

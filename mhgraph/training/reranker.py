@@ -22,9 +22,9 @@ from typing import Any, Callable, Sequence
 import neo4j
 
 from mhgraph import cypher
+from mhgraph.benchmark import question_key
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
-from mhgraph.rerank.onnx import question_key
 from mhgraph.training.folds import FINAL_MODEL, KFold
 from mhgraph.training.kfold import Fold, train_fold_models
 from mhgraph.training.precision import default_device

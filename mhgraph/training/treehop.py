@@ -41,6 +41,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from tqdm import tqdm
 
+from mhgraph.benchmark import question_key
 from mhgraph.errors import MhgraphError
 from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
 from mhgraph.training.kfold import Fold, train_fold_models
@@ -259,7 +260,7 @@ def train_treehop(data: TrainingData, questions: Sequence[Any], options: Trainin
     texts = {q.id: q.query for q in questions}
     histories: dict[str, dict[str, Any]] = {}
 
-    def fit(fold: Fold) -> dict[str, Any]:
+    def fit(fold: Fold, **more: Any) -> dict[str, Any]:
         ids = {q.id for q in fold.training}
         examples = [e for e in data.examples if e.question_id in ids]
         withheld = 0
@@ -273,7 +274,8 @@ def train_treehop(data: TrainingData, questions: Sequence[Any], options: Trainin
         model, history = train_model(data, train, dev, options, log, progress)
         histories[fold.name] = history
         save_checkpoint(model, fold.directory, embedding_model, training={
-            "questions": len(fold.training), "examples": len(train), "dev_examples": len(dev), **history, **facts})
+            "questions": len(fold.training), "examples": len(train), "dev_examples": len(dev), **history, **facts,
+            **more})
         return {"training_questions": len(fold.training), "examples": len(train), "dev_examples": len(dev),
                 "withheld_examples": withheld, "best_epoch": history["best_epoch"], "seconds": history["seconds"]}
 
@@ -282,7 +284,8 @@ def train_treehop(data: TrainingData, questions: Sequence[Any], options: Trainin
                 "training_question_ids": sorted(q.id for q in fold.training)}
 
     def final_model(fold: Fold) -> dict[str, Any]:
-        return {"path": FINAL_MODEL, **fit(fold)}
+        # used alone (--treehop-model DIR/all): it records what it saw, so an eval can say so
+        return {"path": FINAL_MODEL, **fit(fold, question_keys=sorted({question_key(q.query) for q in fold.training}))}
 
     trained = train_fold_models(questions, kfold, out, fold_model, final_model if options.final else None)
     plot_losses(histories, out / "loss.png")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mhgraph.benchmark import question_key
 from mhgraph.embeddings import canonical_model_name
 from mhgraph.errors import MhgraphError
 from mhgraph.training.folds import FOLDS_FILE, KFold
@@ -85,10 +86,13 @@ class TreeHopModels:
 
     def __init__(self, checkpoints: list[Checkpoint], name: str, kfold: "KFold | None" = None) -> None:
         self.checkpoints, self.name, self.kfold = checkpoints, name, kfold
+        training = checkpoints[0].facts.get("training") or {}
+        # the questions a single checkpoint was trained on, as keys (mhgraph.benchmark.question_key)
+        self.trained_on = frozenset(training.get("question_keys", ())) if kfold is None else frozenset()
+        self.training_corpus = training.get("corpus")
 
     @classmethod
     def load(cls, directory: Path, embedding_model: str | None = None) -> "TreeHopModels":
-
         directory = Path(directory)
         if not (directory / FOLDS_FILE).exists():
             checkpoint = load_checkpoint(directory, embedding_model)
@@ -110,7 +114,18 @@ class TreeHopModels:
 
     @property
     def in_domain(self) -> bool:
+        """Trained k-fold on the questions it scores (each by its own fold's model)."""
         return self.kfold is not None and self.checkpoints[0].model.trainable
+
+    def in_domain_for(self, corpus: str) -> bool:
+        """Trained on this corpus's questions: k-fold, or a single model whose training names it."""
+        return self.in_domain or (self.checkpoints[0].model.trainable and self.training_corpus == corpus)
+
+    def saw(self, question: str) -> bool:
+        """Whether the model that scores `question` was trained on it: never for k-fold models (each
+        question is scored by the model of its own fold); for one checkpoint, when its training
+        record lists the question."""
+        return question_key(question) in self.trained_on
 
     def for_question(self, question: str) -> TreeHopModel:
         return self.checkpoints[self.kfold.fold(question) if self.kfold else 0].model

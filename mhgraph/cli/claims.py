@@ -53,10 +53,8 @@ def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | 
 
     llm = load_llm(settings, cache=cache)
     if llm is None:
-
         extractor = OfflineClaimExtractor()
     else:
-
         extractor = LLMClaimExtractor(llm)
     with connect(settings) as driver:
         name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)

@@ -61,7 +61,6 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
                                 progress=not no_progress)
     click.echo("\n".join(summary.lines()))
     if with_claims:
-
         from mhgraph.cli.claims import build_claim_layer
 
         build_claim_layer(dataclasses.replace(settings, corpus=summary.corpus), cache=not no_cache,

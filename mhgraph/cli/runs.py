@@ -52,7 +52,6 @@ def show_cmd(ctx: click.Context, run: str, runs_dir: Path) -> None:
     try:
         summary = load_summary(run, runs_dir)
     except MhgraphError as missing:
-
         settings = settings_from(ctx)
         with connect(settings) as driver:
             stored = traces.run_summary(driver, settings.neo4j_database, run)

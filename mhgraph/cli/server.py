@@ -17,7 +17,6 @@ def neo4j() -> None:
     """Install, start, stop and inspect the local Neo4j Community server."""
 
 def _local(ctx: click.Context):
-
     settings = settings_from(ctx)
     if not settings.uses_local_server:
         click.echo(f"note: NEO4J_URI is set ({settings.neo4j_uri}); other commands use that server, "
@@ -69,7 +68,6 @@ def neo4j_status(ctx: click.Context) -> None:
     """Version, edition, URI, data dir and server capabilities."""
     settings = settings_from(ctx)
     if settings.uses_local_server:
-
         status = LocalNeo4j(settings).status()
         click.echo("\n".join(status.lines()))
         if not status.running:
@@ -78,7 +76,6 @@ def neo4j_status(ctx: click.Context) -> None:
 
 
 def _print_capabilities(settings: Settings) -> None:
-
     with connect(settings) as driver:
         caps = detect(driver, settings.neo4j_database)
     click.echo(f"server:   {settings.uri} Neo4j {caps.version} {caps.edition}")

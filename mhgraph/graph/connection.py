@@ -14,7 +14,6 @@ def credentials(settings: Settings) -> tuple[str, str]:
     if settings.neo4j_password:
         return settings.neo4j_username, settings.neo4j_password
     if settings.uses_local_server:
-
         return settings.neo4j_username, LocalNeo4j(settings).password()
     raise MhgraphError(f"NEO4J_PASSWORD is not set for {settings.uri}")
 

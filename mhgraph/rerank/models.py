@@ -131,7 +131,6 @@ class BiEncoderReranker:
     vectors are kept (a chunk comes back for many questions)."""
 
     def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 50_000) -> None:
-
         self.embedder = load_embedder(model, cache_dir)
         self.name = f"{BI_ENCODER}{self.embedder.model_name}"
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -185,7 +184,6 @@ class KFoldReranker:
     scored by the model of its own fold, which never saw it. In-domain trained: reports say so."""
 
     def __init__(self, directory: Path, device: str | None = None, bf16: bool | None = None) -> None:
-
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
         self.paths = [self.directory / m for m in facts["models"]]

@@ -196,7 +196,6 @@ class MetaRAGOptions(MethodOptions):
 
 
 def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
-
     g = ctx.graph
     extractor = build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
                                 questions=ctx.questions)

@@ -287,7 +287,6 @@ dbms.usage_report.enabled=false
         return proc
 
     def _wait_for_bolt(self, timeout: float, proc: subprocess.Popen | None, auth: tuple[str, str] | None) -> None:
-
         deadline = time.monotonic() + timeout
         while True:
             if proc is not None and proc.poll() is not None:
@@ -324,7 +323,6 @@ dbms.usage_report.enabled=false
         return was_running
 
     def _alter_password_without_auth(self, installed: Installation, password: str, timeout: float) -> None:
-
         self._check_ports()
         self._write_conf(self.no_auth_conf_dir, auth=False)
         proc = self._launch(installed, self.no_auth_conf_dir)

@@ -17,6 +17,7 @@ from mhgraph.graph.corpora import resolve_corpus
 def claims_group() -> None:
     """Claims with bridge topics and targets, extracted from a corpus's chunks."""
 
+
 @claims_group.command("build")
 @click.option("--corpus", help="Corpus whose chunks to read (default: the graph's only corpus).")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),

@@ -26,6 +26,7 @@ from mhgraph.training.reranker import TrainingOptions, chunk_texts, train_rerank
 def reranker_group() -> None:
     """Train the cross-encoder metarag reranks with (k-fold by question)."""
 
+
 @reranker_group.command("train")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("models/reranker"), show_default=True,
               help="Folder of the fold models, the final model (all/) and folds.json.")

@@ -20,6 +20,7 @@ RUNS_DIR = Path("runs")
 def runs_group() -> None:
     """Evaluation runs: their reports (in the runs folder) and traces (in Neo4j)."""
 
+
 def _runs_dir_option(command):
     return click.option("--runs-dir", default=RUNS_DIR, show_default=True, type=click.Path(path_type=Path),
                         help="Folder the runs' reports are written to.")(command)

@@ -16,6 +16,7 @@ from mhgraph.server.artifacts import LOCK_FILE, generate_lock
 def neo4j() -> None:
     """Install, start, stop and inspect the local Neo4j Community server."""
 
+
 def _local(ctx: click.Context):
     settings = settings_from(ctx)
     if not settings.uses_local_server:

@@ -18,6 +18,7 @@ from mhgraph.graph.corpora import resolve_corpus
 def treehop_group() -> None:
     """Train TreeHop's UpdateGate on a corpus's questions (k-fold by question)."""
 
+
 @treehop_group.command("train")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("models/treehop"), show_default=True,
               help="Folder of the fold models, the final model (all/), folds.json and loss.png.")

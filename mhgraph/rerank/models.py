@@ -77,6 +77,7 @@ class FlagEmbeddingBroken(ImportError):
     """FlagEmbedding is installed but fails to import: 1.4.2 imports transformers'
     modeling_attn_mask_utils, which transformers 5.10 removed."""
 
+
 class FlagCrossEncoderReranker:
     """FlagEmbedding's FlagReranker, the loader its authors give for bge-reranker-base/large/v2-m3."""
 

@@ -60,6 +60,7 @@ class BM25Retriever(Retriever):
 class BM25Options(MethodOptions):
     """bm25 has no options of its own."""
 
+
 def build(ctx: BuildContext, options: BM25Options) -> BM25Retriever:
     return BM25Retriever(ctx.graph.driver, ctx.graph.database, corpus=ctx.graph.corpus)
 

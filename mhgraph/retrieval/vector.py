@@ -49,6 +49,7 @@ class VectorRetriever(Retriever):
 class VectorOptions(MethodOptions):
     """vector has no options of its own (vector_search_ratio is shared by every vector search)."""
 
+
 def build(ctx: BuildContext, options: VectorOptions) -> VectorRetriever:
     return VectorRetriever(ctx.graph.driver, ctx.embedder, ctx.graph.capabilities, ctx.graph.database,
                            corpus=ctx.graph.corpus, search_ratio=ctx.settings.vector_search_ratio)

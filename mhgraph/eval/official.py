@@ -179,7 +179,6 @@ def summarise(questions: Sequence[Question], scores: Mapping[str, OfficialScore 
     }
 
 
-
 @dataclass
 class FactCoverage:
     """How many evidence facts the official rule can match at all at this chunking."""

@@ -51,7 +51,6 @@ class CrossEncoderReranker:
                  device: str | None = None, bf16: bool | None = None) -> None:
         from sentence_transformers import CrossEncoder
 
-
         try:
             with quiet_loading():
                 self.model = CrossEncoder(model, max_length=max_length, device=device)

@@ -19,6 +19,7 @@ import pytest
 from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.records import to_chunks
+from mhgraph.retrieval import registry
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Diagnostics, Hop, RetrievalResult, RunContext
 from tests.conftest import REPO, SAMPLE, run_cli, wipe
@@ -157,8 +158,9 @@ SHARED_WORDS = ("vector", "claims")
 # code shared by every method: it may not single one out
 SHARED = ["mhgraph/config.py", *sorted(str(p.relative_to(REPO)) for d in ("eval", "cli")
                                        for p in (REPO / "mhgraph" / d).glob("*.py"))]
-# command groups that belong to one method's own models or layer, registered by that method
-OWNED_BY_A_METHOD = {"mhgraph/cli/treehop.py", "mhgraph/cli/rerank.py", "mhgraph/cli/claims.py"}
+# command groups a method registers as its own (MethodSpec.commands: its models' training, its layer)
+OWNED_BY_A_METHOD = {"mhgraph/" + ref.split(":")[0].removeprefix("mhgraph.").replace(".", "/") + ".py"
+                     for spec in registry.specs() for ref in spec.commands}
 
 
 @pytest.mark.parametrize("path", [p for p in SHARED if p not in OWNED_BY_A_METHOD])

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import click
 
-from mhgraph.claims.build import build_claims, claims_summary
-from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
-from mhgraph.claims.merge import DEFAULT_THRESHOLD, merge_all
-from mhgraph.cli.root import cli, llm_options, quiet_progress, settings_from
-from mhgraph.config import Settings
-from mhgraph.graph.connection import connect
-from mhgraph.graph.corpora import resolve_corpus
+from mhgraph.app.claim_layer import build_claim_layer, merge_names
+from mhgraph.claims.merge import DEFAULT_THRESHOLD
+from mhgraph.cli.root import llm_options, quiet_progress, settings_from
 
 
-@cli.group("claims")
+@click.group("claims")
 def claims_group() -> None:
     """Claims with bridge topics and targets, extracted from a corpus's chunks."""
 
@@ -39,34 +35,10 @@ def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit:
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
-    build_claim_layer(settings, batch_size=batch_size, limit=limit,
-                      merge_threshold=None if no_merge else merge_threshold, cache=not no_cache,
-                      progress=not no_progress)
-
-
-def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
-                      merge_threshold: float | None = DEFAULT_THRESHOLD, cache: bool = True,
-                      progress: bool = True) -> None:
-    """`claims build` on settings.corpus (or the graph's only corpus), its summary printed; also
-    what `ingest --claims` runs after the ingest."""
-    from mhgraph.llm import load_llm
-    from mhgraph.retrieval import question_embedder
-
-    llm = load_llm(settings, cache=cache)
-    if llm is None:
-        extractor = OfflineClaimExtractor()
-    else:
-        extractor = LLMClaimExtractor(llm)
-    with connect(settings) as driver:
-        name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
-        embedder = question_embedder(driver, settings, name)
-        summary = build_claims(driver, settings.neo4j_database, name, extractor, embedder, batch_size=batch_size,
-                               limit=limit, merge_threshold=merge_threshold, progress=progress)
-    click.echo("\n".join(summary.lines()))
-    if llm is not None:
-        usage = llm.usage
-        click.echo(f"  model     {llm.label}: {usage.calls} calls ({usage.cache_hits} cached), {usage.prompt_tokens} "
-                   f"prompt and {usage.completion_tokens} completion tokens, {usage.failures} failures")
+    built = build_claim_layer(settings, batch_size=batch_size, limit=limit,
+                              merge_threshold=None if no_merge else merge_threshold, cache=not no_cache,
+                              progress=not no_progress)
+    click.echo("\n".join(built.lines()))
 
 
 @claims_group.command("merge")
@@ -80,19 +52,12 @@ def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | 
 def claims_merge(ctx: click.Context, corpus: str | None, threshold: float, examples: int) -> None:
     """Merge near-duplicate Topic and Target names of a built claim layer ('claims build' does this
     at its end): the absorbed node's claims move to the kept one, which records its names as aliases."""
-    from mhgraph.retrieval import question_embedder
-
-    settings = settings_from(ctx, corpus=corpus)
-    with connect(settings) as driver:
-        name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
-        embedder = question_embedder(driver, settings, name)
-        merges = merge_all(driver, settings.neo4j_database, name, embedder, threshold)
-        counts = claims_summary(driver, settings.neo4j_database, name)
-    click.echo(f"names of corpus '{name}' merged at cosine >= {threshold:.2f} ({embedder.model_name})")
-    for m in merges:
+    done = merge_names(settings_from(ctx, corpus=corpus), threshold)
+    click.echo(f"names of corpus '{done.corpus}' merged at cosine >= {threshold:.2f} ({done.embedding_model})")
+    for m in done.merges:
         click.echo(f"  {m.label.lower() + 's':9} {m.merged} of {m.names} merged into another "
                    f"({m.embedded} names embedded now)")
         for absorbed, kept, similarity in m.examples[:examples]:
             click.echo(f"    {absorbed!r} -> {kept!r} ({similarity:.3f})")
-    click.echo(f"  now       {counts['topics']} topics, {counts['targets']} targets, of which bridges "
-               f"{counts['bridges']}")
+    click.echo(f"  now       {done.counts['topics']} topics, {done.counts['targets']} targets, of which bridges "
+               f"{done.counts['bridges']}")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from mhgraph.app.claim_layer import build_claim_layer
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
@@ -61,10 +62,9 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
                                 progress=not no_progress)
     click.echo("\n".join(summary.lines()))
     if with_claims:
-        from mhgraph.cli.claims import build_claim_layer
-
-        build_claim_layer(dataclasses.replace(settings, corpus=summary.corpus), cache=not no_cache,
-                          progress=not no_progress)
+        built = build_claim_layer(dataclasses.replace(settings, corpus=summary.corpus), cache=not no_cache,
+                                  progress=not no_progress)
+        click.echo("\n".join(built.lines()))
 
 
 @cli.group(invoke_without_command=True)

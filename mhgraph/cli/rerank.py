@@ -7,22 +7,23 @@ from datetime import date
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from mhgraph.benchmark import default_questions_path, load_questions, question_key
 from mhgraph.cli.method_options import method_options, pop_method_flags
-from mhgraph.cli.root import cli, settings_from
+from mhgraph.cli.root import settings_from
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.connection import connect
-from mhgraph.graph.corpora import resolve_corpus
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
 from mhgraph.rerank.onnx import export_onnx
+from mhgraph.retrieval import registry
 from mhgraph.training.folds import FOLDS_FILE
 from mhgraph.training.precision import fast_bf16
-from mhgraph.training.reranker import TrainingOptions, chunk_texts, train_reranker
+from mhgraph.training.reranker import TrainingOptions, train_reranker
+
+# the search whose candidates the cross-encoder learns to rerank, and the method that reranks with it
+SEARCH = "metarag"
 
 
-@cli.group("reranker")
+@click.group("reranker")
 def reranker_group() -> None:
     """Train the cross-encoder metarag reranks with (k-fold by question)."""
 
@@ -51,7 +52,7 @@ def reranker_group() -> None:
               help="MultiHopRAG.json (default: the benchmark beside the checkout).")
 @click.option("--sample", is_flag=True, help="The bundled sample questions and corpus (a quick check).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@method_options(only=("metarag",))
+@method_options(only=(SEARCH,))
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: float, negatives: int,
               max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool,
@@ -60,30 +61,21 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
               **metarag: object) -> None:
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
     the metarag search as configured, one model per fold plus one on every question."""
+    from mhgraph.app.training import reranker_data  # torch
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
-    from mhgraph.eval.runner import gold_matcher
-    from mhgraph.retrieval import build_retriever, registry
 
     settings = settings_from(ctx, pop_method_flags(metarag), corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
     # candidates as the search gives them: no reranker
-    search = registry.options_for(settings, "metarag").model_copy(update={"reranker": None, "rerank": False})
+    search = registry.options_for(settings, SEARCH).model_copy(update={"reranker": None, "rerank": False})
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(backbone=backbone, folds=folds, seed=seed, epochs=epochs, negatives=negatives,
                               max_length=max_length, batch_size=batch_size, learning_rate=learning_rate,
                               final=not no_final, only_final=only_final, bf16=fast_bf16() if bf16 is None else bf16)
-    with connect(settings) as driver:
-        name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
-        gold = gold_matcher(driver, settings.neo4j_database, name).gold_sets(questions)
-        retriever = build_retriever("metarag", driver, settings, corpus=name, options=search, questions=questions)
-        k = search.candidates
-        click.echo(f"candidates: metarag {retriever.params} for {len(questions)} questions ({path})")
-        candidates = {q.id: [c.chunk_id for c in retriever.search(q.query, top_k=k).hops[0].chunks]
-                      for q in tqdm(questions, desc="candidates", unit="q")}
-        wanted = {c for ids in candidates.values() for c in ids} | {c for ids in gold.values() for c in ids}
-        texts = chunk_texts(driver, settings.neo4j_database, sorted(wanted))
-    record = train_reranker(questions, gold, candidates, texts, options, out, log=click.echo,
-                            questions_file=str(path), corpus=name, candidates_from=retriever.params)
+    click.echo(f"candidates: {SEARCH} {dict(search)} for {len(questions)} questions ({path})")
+    data = reranker_data(settings, questions, SEARCH, search)
+    record = train_reranker(questions, data.gold, data.candidates, data.texts, options, out, log=click.echo,
+                            questions_file=str(path), corpus=data.corpus, candidates_from=data.candidates_from)
     if only_final:
         click.echo(f"written {out}/all/ and {out}/folds.json (no fold models); use it on other data with: "
                    f"--reranker {out}/all, or ship it with: mhgraph reranker export {out}/all")

@@ -6,11 +6,10 @@ import sys
 
 import click
 
+from mhgraph.app.search import gather_evidence, retrieve
 from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
 from mhgraph.cli.root import cli, llm_options, settings_from
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.connection import connect
-from mhgraph.retrieval import registry
 
 
 @cli.command()
@@ -27,14 +26,10 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
           corpus: str | None, width: int, llm_backend: str | None, llm_model: str | None,
           no_cache: bool, **method_flags: object) -> None:
     """Retrieve evidence for QUESTION and print it per hop."""
-    from mhgraph.retrieval import build_retriever
 
     settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model, corpus=corpus,
                              llm_backend=llm_backend, llm_model=llm_model)
-    llm = method_llm(method, settings, no_cache)
-    with connect(settings) as driver:
-        retriever = build_retriever(method, driver, settings, llm=llm)
-        result = retriever.search(question, top_k=top_k)
+    result = retrieve(settings, method, question, top_k, cache=not no_cache, status=say)
     phases = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.phases.items())
     click.echo(f"{result.method} on corpus '{result.params.get('corpus')}': {len(result.hops)} hop(s), "
                f"{result.seconds * 1000:.0f} ms" + (f" ({phases})" if phases else ""))
@@ -65,20 +60,13 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str | None, llm_backend: str | None,
         llm_model: str | None, no_cache: bool, **method_flags: object) -> None:
     """Answer QUESTION from retrieved evidence, citing it, or abstain ("Insufficient information.")."""
-    from mhgraph.answer import build_reader
-    from mhgraph.llm import load_llm
-    from mhgraph.retrieval import build_retriever
 
     settings = settings_from(ctx, pop_method_flags(method_flags), corpus=corpus, llm_backend=llm_backend,
                              llm_model=llm_model)
-    llm = load_llm(settings, cache=not no_cache)
-    reader = build_reader(llm)  # a model problem shows before retrieval
-    with connect(settings) as driver:
-        result = build_retriever(method, driver, settings, llm=llm).search(question, top_k=top_k)
-    chunks = result.final_ranking()[:top_k]
-    click.echo(f"[{reader.label}, {len(chunks)} chunks from {method}]", err=True)
+    evidence = gather_evidence(settings, method, question, top_k, cache=not no_cache, status=say)
+    click.echo(f"[{evidence.reader.label}, {len(evidence.chunks)} chunks from {method}]", err=True)
     answer = None
-    for piece in reader.stream(question, chunks):
+    for piece in evidence.reader.stream(question, evidence.chunks):
         if isinstance(piece, str):
             click.echo(piece, nl=False)
             sys.stdout.flush()
@@ -93,11 +81,6 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
             click.echo(f"  {citation.line()}")
 
 
-def method_llm(method: str, settings, no_cache: bool):
-    """The language model a retrieval method calls itself with these options, else None (with the
-    none backend, None too: the method's offline strategy)."""
-    if registry.get(method).calls_llm(registry.options_for(settings, method)):
-        from mhgraph.llm import load_llm
-
-        return load_llm(settings, cache=not no_cache)
-    return None
+def say(message: str) -> None:
+    """What is loading, on stderr, so the first seconds of a command are not silent."""
+    click.echo(f"{message} ...", err=True)

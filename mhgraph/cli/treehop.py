@@ -5,16 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
-from tqdm import tqdm
 
 from mhgraph.benchmark import default_questions_path, load_questions
-from mhgraph.cli.root import cli, quiet_progress, settings_from
-from mhgraph.graph.connection import connect
-from mhgraph.graph.corpora import resolve_corpus
+from mhgraph.cli.root import quiet_progress, settings_from
 
 
-@cli.group("treehop")
+@click.group("treehop")
 def treehop_group() -> None:
     """Train TreeHop's UpdateGate on a corpus's questions (k-fold by question)."""
 
@@ -54,8 +50,8 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
               sample: bool, limit: int | None, no_progress: bool) -> None:
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
+    from mhgraph.app.training import treehop_data  # torch
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
-    from mhgraph.retrieval import question_embedder
     from mhgraph.training.treehop import TrainingOptions, train_treehop
 
     if no_progress:
@@ -68,38 +64,11 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
                               learning_rate=learning_rate, temperature=temperature, negatives=negatives,
                               dropout=dropout, terms=tuple(t.strip() for t in terms.split(",") if t.strip()),
                               final=not no_final, pair_disjoint=pair_disjoint)
-    with connect(settings) as driver:
-        name = resolve_corpus(driver, settings.neo4j_database, settings.corpus)
-        embedder = question_embedder(driver, settings, name)
-        data = graph_training_data(driver, settings.neo4j_database, name, questions, embedder,
-                                   search_ratio=settings.vector_search_ratio, progress=not no_progress)
+    gathered = treehop_data(settings, questions, progress=not no_progress)
+    data, name, model = gathered.data, gathered.corpus, gathered.embedder.model_name
     click.echo(f"{len(data.examples)} examples from {len({e.question_id for e in data.examples})} of "
-               f"{len(questions)} questions ({path}); corpus '{name}', embeddings {embedder.model_name}")
-    record = train_treehop(data, questions, options, out, embedder.model_name, log=click.echo,
+               f"{len(questions)} questions ({path}); corpus '{name}', embeddings {model}")
+    record = train_treehop(data, questions, options, out, model, log=click.echo,
                            progress=not no_progress, questions_file=str(path), corpus=name)
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json, loss.png); "
                f"evaluate with: mhgraph eval --method treehop --treehop-model {out}")
-
-
-def graph_training_data(driver, database: str | None, corpus: str, questions, embedder, near_k: int = 30,
-                        search_ratio: int = 10, progress: bool = True):
-    """TreeHop's training data from the graph: question embeddings from the embedder, gold chunks by
-    the benchmark's rule (eval's), near misses from the vector index (the retriever's search) and
-    chunk embeddings as stored (the vectors the index searches). Gathered here, above eval and
-    retrieval, so that training takes data and imports neither."""
-    from mhgraph.eval.runner import chunk_embeddings, gold_matcher
-    from mhgraph.retrieval.treehop import nearest
-    from mhgraph.training.treehop import needed_chunks, training_data
-
-    matcher = gold_matcher(driver, database, corpus)
-    fact_chunks = {q.id: [matcher.match(e.fact, e.title) for e in q.evidence] for q in questions}
-    vectors = np.asarray(embedder.embed_queries([q.query for q in questions]), dtype=np.float32)
-    near: dict[str, list[str]] = {}
-    step = 128
-    for start in tqdm(range(0, len(questions), step), desc="near misses", unit="batch", disable=not progress):
-        found = nearest(driver, database, corpus, list(vectors[start:start + step]), near_k, search_ratio,
-                        with_embeddings=False)
-        for q, rows in zip(questions[start:start + step], found):
-            near[q.id] = [c.chunk_id for c, _ in rows]
-    stored = chunk_embeddings(driver, database, needed_chunks(fact_chunks, near))
-    return training_data(questions, vectors, fact_chunks, near, stored)

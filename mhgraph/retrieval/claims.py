@@ -158,4 +158,5 @@ METHOD = MethodSpec(
     name="claims", description="claim-bridge retrieval over the claim layer: question targets, claims, "
                                "and the targets those claims name",
     options=ClaimsOptions, build=build, indexes=("vector",), embedder=True, uses_llm=True,
-    requires=require_claims, diagnostics=(ClaimTrail,), extra="claims")
+    requires=require_claims, diagnostics=(ClaimTrail,), extra="claims",
+    commands=("mhgraph.cli.claims:claims_group",))

@@ -201,6 +201,7 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
                                 questions=ctx.questions)
     reranker = ctx.components.get("reranker")
     if reranker is None and options.reranker_name:
+        ctx.status(f"loading reranker {options.reranker_name}")
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir)
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
@@ -213,4 +214,5 @@ METHOD = MethodSpec(
                                 "optional reranking",
     options=MetaRAGOptions, build=build, embedder=True,
     indexes=lambda o: ("vector", "fulltext") if o.search == "hybrid" else ("vector",),
-    uses_llm=lambda o: o.filter_extractor == "llm", diagnostics=(FilterExtraction,))
+    uses_llm=lambda o: o.filter_extractor == "llm", diagnostics=(FilterExtraction,),
+    commands=("mhgraph.cli.rerank:reranker_group",))

@@ -71,6 +71,8 @@ class BuildContext:
     llm: Any = None
     questions: Sequence[Any] | None = None
     components: Mapping[str, Any] = field(default_factory=dict)
+    # says what is loading (a model, a reranker), for a user waiting on the first line
+    status: Callable[[str], None] = lambda message: None
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class MethodSpec:
     requires: Callable[[GraphContext], None] | None = None
     # where the method needs more than its module (an optional extra): `pip install ...`
     extra: str | None = None
+    # its own command groups ("module:attribute" of a click group; imported when the CLI starts)
+    commands: tuple[str, ...] = ()
 
     def needed_indexes(self, options: Any) -> tuple[str, ...]:
         return tuple(self.indexes(options) if callable(self.indexes) else self.indexes)
@@ -190,19 +194,21 @@ def check_config(sources: OptionSources) -> None:
                            f"method options go in a table such as [{DEFAULT_METHOD}])")
 
 
-def question_embedder(graph: GraphContext, settings: Settings) -> TextEmbedder:
+def question_embedder(graph: GraphContext, settings: Settings,
+                      status: Callable[[str], None] = lambda message: None) -> TextEmbedder:
     """The embedder of the model the corpus was ingested with; a model set explicitly (--model,
     MHGRAPH_EMBEDDING_MODEL, the config file) must be that one."""
     explicit = (settings.origins.get("embedding_model", "default") != "default"
                 or settings.embedding_model != DEFAULT_EMBEDDING_MODEL)
     model = corpus_embedding_model(graph.driver, graph.database, graph.corpus,
                                    canonical_model_name(settings.embedding_model) if explicit else None)
+    status(f"loading embedding model {model or settings.embedding_model}")
     return load_embedder(model or settings.embedding_model, settings.cache_dir)
 
 
 def build_retriever(name: str, graph: GraphContext, settings: Settings, options: Any = None, *,
                     embedder: TextEmbedder | None = None, llm: Any = None, questions: Sequence[Any] | None = None,
-                    **components: Any) -> Retriever:
+                    status: Callable[[str], None] = lambda message: None, **components: Any) -> Retriever:
     """Method `name` on `graph`'s corpus with `options` (default: resolved from `settings`): its
     requirements checked before any model loads, the indexes it needs checked, the corpus's
     embedder loaded if it needs one (a caller's embedder must be the corpus's model)."""
@@ -214,10 +220,11 @@ def build_retriever(name: str, graph: GraphContext, settings: Settings, options:
         require_index(graph.driver, graph.database, INDEXES.get(index, index))
     if spec.embedder:
         if embedder is None:
-            embedder = question_embedder(graph, settings)
+            embedder = question_embedder(graph, settings, status)
         else:  # same-size vectors of another model would not tell
             corpus_embedding_model(graph.driver, graph.database, graph.corpus, embedder.model_name)
-    context = BuildContext(graph, settings, embedder, llm if spec.calls_llm(options) else None, questions, components)
+    context = BuildContext(graph, settings, embedder, llm if spec.calls_llm(options) else None, questions, components,
+                           status)
     return spec.build(context, options)
 
 

@@ -219,6 +219,7 @@ def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
     if not g.capabilities.search_clause:
         raise MhgraphError(f"treehop searches every branch in one query with the Cypher 25 SEARCH clause: it needs "
                            f"Neo4j 2026.01 or later (this server is {g.capabilities.version})")
+    ctx.status(f"loading TreeHop model {options.model or 'packaged'}")
     models = TreeHopModels.load(Path(options.model) if options.model else PACKAGED, ctx.embedder.model_name)
     extractor = (build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
                                  questions=ctx.questions) if options.filter else None)
@@ -231,4 +232,5 @@ def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
 METHOD = MethodSpec(
     name="treehop", description="TreeHop: the next query computed in embedding space between Cypher calls",
     options=TreeHopOptions, build=build, indexes=("vector",), embedder=True,
-    uses_llm=lambda o: o.filter and o.filter_extractor == "llm", diagnostics=(TreeHopTree, FilterExtraction))
+    uses_llm=lambda o: o.filter and o.filter_extractor == "llm", diagnostics=(TreeHopTree, FilterExtraction),
+    commands=("mhgraph.cli.treehop:treehop_group",))

@@ -1,0 +1,63 @@
+"""Build and merge a corpus's claim layer (`mhgraph claims build|merge`, `mhgraph ingest --claims`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mhgraph.claims.build import ClaimsSummary, build_claims, claims_summary
+from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
+from mhgraph.claims.merge import DEFAULT_THRESHOLD, MergeSummary, merge_all
+from mhgraph.config import Settings
+from mhgraph.graph.connection import connect
+from mhgraph.graph.context import GraphContext
+from mhgraph.llm import load_llm
+from mhgraph.retrieval.registry import question_embedder
+
+
+@dataclass
+class ClaimLayerBuild:
+    summary: ClaimsSummary
+    llm: Any = None               # the extractor's model, None for the offline extractor
+
+    def lines(self) -> list[str]:
+        lines = self.summary.lines()
+        if self.llm is not None:
+            u = self.llm.usage
+            lines.append(f"  model     {self.llm.label}: {u.calls} calls ({u.cache_hits} cached), {u.prompt_tokens} "
+                         f"prompt and {u.completion_tokens} completion tokens, {u.failures} failures")
+        return lines
+
+
+@dataclass
+class NameMerge:
+    corpus: str
+    embedding_model: str
+    merges: list[MergeSummary]
+    counts: Any                   # topics, targets, bridges
+
+
+def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
+                      merge_threshold: float | None = DEFAULT_THRESHOLD, cache: bool = True,
+                      progress: bool = True) -> ClaimLayerBuild:
+    """Claims of every chunk of settings.corpus (or the graph's only corpus) not yet done, with the
+    configured language model or the offline extractor (spaCy), then near-duplicate names merged
+    (merge_threshold None: by name key only)."""
+    llm = load_llm(settings, cache=cache)
+    extractor = OfflineClaimExtractor() if llm is None else LLMClaimExtractor(llm)
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        embedder = question_embedder(graph, settings)
+        summary = build_claims(driver, graph.database, graph.corpus, extractor, embedder, batch_size=batch_size,
+                               limit=limit, merge_threshold=merge_threshold, progress=progress)
+    return ClaimLayerBuild(summary, llm)
+
+
+def merge_names(settings: Settings, threshold: float = DEFAULT_THRESHOLD) -> NameMerge:
+    """Merge the near-duplicate Topic and Target names of a built claim layer."""
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        embedder = question_embedder(graph, settings)
+        merges = merge_all(driver, graph.database, graph.corpus, embedder, threshold)
+        counts = claims_summary(driver, graph.database, graph.corpus)
+    return NameMerge(graph.corpus, embedder.model_name, merges, counts)

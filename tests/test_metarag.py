@@ -433,6 +433,8 @@ def test_eval_metarag_on_the_bundled_corpus(graph, settings, tmp_path) -> None:
     assert rules["extractor"] == "rules" and not rules["upper_bound"]
     assert rules["groups"]["all"]["source_recall"] > 0.8
     assert runs["gold"]["params"]["filter_extractor"] == "gold" and runs["gold"]["params"]["candidates"] == 20
+    # the sample's questions are not in the benchmark's reference-filter file: no reference named
+    assert rules["reference"] is None and "Reference filters:" not in out.stdout
     results = json.loads((tmp_path / "metarag-rules" / "results.json").read_text())
     assert all("extraction" in r and set(r["phases"]) == {"filter", "search", "rerank"} for r in results)
     # the Browser query shows one question's filter, what it admits, the kept evidence and the gold
@@ -455,3 +457,17 @@ def test_eval_metarag_on_the_bundled_corpus(graph, settings, tmp_path) -> None:
             assert g["admitted"] == found.admits(g["source"], published)
     bad = run_cli(settings, "eval", "--sample", "--method", "metarag", "--filter-mode", "fuzzy")
     assert bad.returncode == 2 and "Invalid value for '--filter-mode'" in bad.stderr
+
+
+def test_a_run_where_no_filter_applied_reports_no_filter_quality() -> None:
+    """On a corpus without sources or dates no question gets a filter: recall against the evidence
+    would read 1.000 for a filter that never applied, so the report says so instead of a table."""
+    from mhgraph.filters.diagnostics import FilterExtraction
+
+    summary = {"groups": {"all": {"n": 10, "source_recall": 1.0, "date_recall": 1.0}}, "extractor": "rules",
+               "questions": 12, "filtered": 0, "fallbacks": 12, "filtered_null": 0, "null": 2, "failures": 0,
+               "dropped_names": {}, "reference": None}
+    section = "\n".join(FilterExtraction.report_section(summary))
+    assert "No question got a filter" in section and "source R" not in section and "1.0000" not in section
+    applied = "\n".join(FilterExtraction.report_section({**summary, "filtered": 4, "fallbacks": 8}))
+    assert "| all | 10 | 1.0000 | 1.0000 |" in applied and "No question got a filter" not in applied

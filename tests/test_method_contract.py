@@ -110,7 +110,7 @@ def cli(settings, *args: str, env: dict[str, str] | None = None):
 
 def test_the_option_is_a_flag_an_environment_variable_and_a_toml_key(settings, tmp_path: Path) -> None:
     help_text = " ".join(cli(settings, "query", "--help").split())
-    assert "--fixed-ranking-repeat INTEGER RANGE fixed-ranking: Hops, each the same fixed ranking (default 1)." \
+    assert "--fixed-ranking-repeat INTEGER RANGE fixed-ranking: hops, each the same fixed ranking (default 1)." \
         in help_text and NAME in help_text   # and --method offers it
     assert NAME in cli(settings, "eval", "--help")
     assert f"{NAME:10} the first chunks by id" in cli(settings, "methods")

@@ -41,7 +41,10 @@ def _click_type(info: OptionInfo) -> Any:
 def _help(infos: list[OptionInfo]) -> str:
     first = infos[0]
     default = "" if first.default is None else f" (default {str(first.default).lower() if first.base_type is bool else first.default})"
-    return f"{', '.join(i.method for i in infos)}: {first.help.rstrip('.')}{default}."
+    text = first.help.rstrip(".")
+    if text[:2].istitle():   # "Hops." -> "hops", but not an acronym's "IR-CoT"
+        text = text[0].lower() + text[1:]
+    return f"{', '.join(i.method for i in infos)}: {text}{default}."
 
 
 def method_options(command: Callable | None = None, *, only: Sequence[str] | None = None) -> Callable:

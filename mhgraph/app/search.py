@@ -10,7 +10,7 @@ from mhgraph.app.status import Status, silent
 from mhgraph.config import Settings
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
-from mhgraph.llm import load_llm
+from mhgraph.llm import backend_name, load_llm
 from mhgraph.retrieval import registry
 from mhgraph.types import RetrievalResult, RetrievedChunk
 
@@ -24,22 +24,25 @@ class Evidence:
     reader: Any                      # mhgraph.answer's reader: its label, answer(), stream()
 
 
-def method_llm(settings: Settings, method: str, cache: bool = True, status: Status = silent) -> Any:
-    """The language model method `method` calls itself with its options, else None (with the none
-    backend None too: its offline strategy)."""
-    if not registry.get(method).calls_llm(registry.options_for(settings, method)):
-        return None
-    status("loading the language model")
+def language_model(settings: Settings, cache: bool = True, status: Status = silent) -> Any:
+    """The LLM layer's model (None with the none backend: each step's offline strategy), saying so
+    when one loads in process (the local backend takes seconds)."""
+    if backend_name(settings) == "local":
+        status("loading the local language model")
     return load_llm(settings, cache=cache)
 
 
 def retrieve(settings: Settings, method: str, question: str, top_k: int, *, llm: Any = None, cache: bool = True,
              status: Status = silent) -> RetrievalResult:
-    """`method`'s evidence for `question`, loading only what the method needs (its embedder, its model)."""
-    llm = llm if llm is not None else method_llm(settings, method, cache, status)
+    """`method`'s evidence for `question`, loading only what the method needs (its embedder, the
+    language model when its options make it call one), after checking what it needs of the graph."""
+    options = registry.options_for(settings, method)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
-        retriever = registry.build_retriever(method, graph, settings, llm=llm, status=status)
+        registry.check_ready(method, graph, options)
+        if llm is None and registry.get(method).calls_llm(options):
+            llm = language_model(settings, cache, status)
+        retriever = registry.build_retriever(method, graph, settings, options, llm=llm, status=status)
         status(f"searching with {method}")
         return retriever.search(question, top_k=top_k)
 
@@ -47,8 +50,7 @@ def retrieve(settings: Settings, method: str, question: str, top_k: int, *, llm:
 def gather_evidence(settings: Settings, method: str, question: str, top_k: int, *, cache: bool = True,
                     status: Status = silent) -> Evidence:
     """The reader (its model checked before retrieval) and the top `top_k` chunks `method` finds."""
-    status("loading the reader's language model")
-    llm = load_llm(settings, cache=cache)
+    llm = language_model(settings, cache, status)
     reader = build_reader(llm)   # a model problem shows before retrieval
     result = retrieve(settings, method, question, top_k, llm=llm, cache=cache, status=status)
     return Evidence(result, result.final_ranking()[:top_k], reader)

@@ -203,6 +203,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
 
     # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
     # setting fails before any retrieval.
+    registry.check_ready(options.method, graph, method_options)   # before any model loads
     method_calls_llm = spec.calls_llm(method_options)
     llm = load_llm(settings, cache=options.llm_cache) if options.answer or method_calls_llm else None
     # Model loading and the first query's planning happen here, outside the timed searches.

@@ -206,6 +206,16 @@ def question_embedder(graph: GraphContext, settings: Settings,
     return load_embedder(model or settings.embedding_model, settings.cache_dir)
 
 
+def check_ready(name: str, graph: GraphContext, options: Any) -> None:
+    """What method `name` needs of the graph is there (its layer, its indexes): a one-line error
+    otherwise, before any model loads."""
+    spec = get(name)
+    if spec.requires is not None:
+        spec.requires(graph)
+    for index in spec.needed_indexes(options):
+        require_index(graph.driver, graph.database, INDEXES.get(index, index))
+
+
 def build_retriever(name: str, graph: GraphContext, settings: Settings, options: Any = None, *,
                     embedder: TextEmbedder | None = None, llm: Any = None, questions: Sequence[Any] | None = None,
                     status: Callable[[str], None] = lambda message: None, **components: Any) -> Retriever:
@@ -214,10 +224,7 @@ def build_retriever(name: str, graph: GraphContext, settings: Settings, options:
     embedder loaded if it needs one (a caller's embedder must be the corpus's model)."""
     spec = get(name)
     options = options if options is not None else options_for(settings, name)
-    if spec.requires is not None:
-        spec.requires(graph)
-    for index in spec.needed_indexes(options):
-        require_index(graph.driver, graph.database, INDEXES.get(index, index))
+    check_ready(name, graph, options)
     if spec.embedder:
         if embedder is None:
             embedder = question_embedder(graph, settings, status)

@@ -110,3 +110,10 @@ def test_the_configuration_page_is_what_the_code_declares() -> None:
     page = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
     assert page.read_text(encoding="utf-8") == configuration_markdown(), \
         "docs/configuration.md is out of date: run 'mhgraph config --reference > docs/configuration.md'"
+
+
+def test_a_plugin_that_does_not_import_is_one_line(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MHGRAPH_PLUGINS": "no_such_module_here"}
+    done = subprocess.run([sys.executable, "-m", "mhgraph.cli", "methods"], capture_output=True, text=True, env=env)
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1].startswith(
+        "error: $MHGRAPH_PLUGINS: cannot import method module 'no_such_module_here'")

@@ -103,6 +103,8 @@ def _one_line(exc: BaseException) -> str:
 def main() -> None:
     warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
     try:
+        if failures := registry.plugin_failures():
+            raise MhgraphError(failures[0])
         cli(standalone_mode=False)
     except MhgraphError as exc:
         click.echo(f"error: {exc}", err=True)

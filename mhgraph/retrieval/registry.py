@@ -112,6 +112,7 @@ class MethodSpec:
 
 _registered: dict[str, MethodSpec] = {}
 _plugins_loaded = False
+_plugin_failures: list[str] = []
 
 
 def register(spec: MethodSpec) -> MethodSpec:
@@ -133,10 +134,17 @@ def _load_plugins() -> None:
     for name in modules:
         try:
             module = importlib.import_module(name)
-        except ImportError as exc:
-            raise MhgraphError(f"${PLUGINS_ENV}: cannot import method module '{name}': {exc}") from exc
+        except ImportError as exc:   # kept, not raised: the CLI is importing its commands (plugin_failures)
+            _plugin_failures.append(f"${PLUGINS_ENV}: cannot import method module '{name}': {exc}")
+            continue
         if isinstance(spec := getattr(module, "METHOD", None), MethodSpec):
             register(spec)
+
+
+def plugin_failures() -> list[str]:
+    """Why each method module named in $MHGRAPH_PLUGINS or the entry points did not import."""
+    _load_plugins()
+    return list(_plugin_failures)
 
 
 def names() -> tuple[str, ...]:

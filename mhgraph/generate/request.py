@@ -1,0 +1,89 @@
+"""What `mhgraph generate` is asked for, validated (pydantic): one place for the defaults and the
+one-line errors of bad values."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, TEMPORAL, TYPE_NAMES
+
+# MultiHop-RAG's published question counts by type: the default mix
+TYPE_SHARES = {INFERENCE: 816, COMPARISON: 856, TEMPORAL: 583, NULL: 301}
+CONSTRUCTIONS = ("multihop-rag", "mhts", "both")
+
+
+class GenerateRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int = Field(500, ge=1, description="questions to write")
+    types: tuple[str, ...] = Field(tuple(TYPE_NAMES), description="question types (inference, comparison, temporal, null)")
+    construction: Literal["multihop-rag", "mhts", "both"] = "both"
+    hops: tuple[int, int] = Field((2, 4), description="evidence facts per question, low-high")
+    seed: int = 0
+    difficulty: tuple[float, float] | None = Field(None, description="keep questions with D in [low, high]")
+    duplicate_threshold: float = Field(0.92, gt=0, le=1, description="cosine at which two questions are duplicates")
+    components: int | None = Field(None, ge=1, description="MHTS mixture components (default ~ sqrt(claims / 2))")
+    theta: float = Field(0.1, gt=0, le=1, description="MHTS soft-assignment threshold")
+    answer_check: int = Field(50, ge=0, description="questions a model answers from their own evidence")
+
+    @field_validator("types", mode="before")
+    @classmethod
+    def _types(cls, value):
+        items = [v.strip() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
+        unknown = [v for v in items if v not in TYPE_NAMES]
+        if unknown or not items:
+            raise ValueError(f"unknown question type {', '.join(unknown) or '(none)'}; choose from "
+                             f"{', '.join(TYPE_NAMES)}")
+        return tuple(dict.fromkeys(items))
+
+    @field_validator("hops", "difficulty", mode="before")
+    @classmethod
+    def _range(cls, value):
+        if isinstance(value, str):
+            low, _, high = value.partition("-")
+            try:
+                return (float(low), float(high or low))
+            except ValueError:
+                raise ValueError(f"expected LOW-HIGH, got {value!r}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        low, high = self.hops
+        if not 1 <= low <= high <= 4:
+            raise ValueError(f"hops must be within 1-4 and low <= high, got {low}-{high}")
+        if self.difficulty and self.difficulty[0] > self.difficulty[1]:
+            raise ValueError(f"difficulty low > high: {self.difficulty[0]}-{self.difficulty[1]}")
+        return self
+
+    @property
+    def question_types(self) -> tuple[str, ...]:
+        return tuple(TYPE_NAMES[t] for t in self.types)
+
+
+def quotas(request: GenerateRequest) -> dict[tuple[str, str], int]:
+    """(construction, question type) -> questions asked of it: n split by MultiHop-RAG's type shares
+    (largest remainder); with both constructions, the inference share split between them (MHTS
+    writes inference questions only)."""
+    types = request.question_types
+    weights = {t: TYPE_SHARES[t] for t in types}
+    parts: dict[tuple[str, str], float] = {}
+    for t in types:
+        share = request.n * weights[t] / sum(weights.values())
+        if request.construction == "mhts":
+            parts[("mhts", t)] = share if t == INFERENCE else 0.0
+        elif request.construction == "both" and t == INFERENCE:
+            parts[("multihop-rag", t)] = share / 2
+            parts[("mhts", t)] = share / 2
+        else:
+            parts[("multihop-rag", t)] = share
+    if request.construction == "mhts":   # the whole request goes to the one type MHTS writes
+        parts = {("mhts", INFERENCE): float(request.n)} if INFERENCE in types else parts
+    out = {k: int(v) for k, v in parts.items()}
+    rest = request.n - sum(out.values())
+    for k in sorted(parts, key=lambda k: parts[k] - int(parts[k]), reverse=True)[:max(rest, 0)]:
+        if parts[k] > 0:
+            out[k] += 1
+    return out

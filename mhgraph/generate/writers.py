@@ -1,0 +1,282 @@
+"""Who writes a candidate's question: templates over the claim layer's fields (offline, labelled
+"offline templates") or a language model through the LLM layer.
+
+Both return a `Written` question whose evidence facts are sentences quoted verbatim from chunks:
+- MultiHop-RAG construction: the facts are the group's claims' sentences (pool.fact); a model only
+  words the question, given the facts, the type and the answer the data fixes.
+- MHTS construction: with a model, the model composes the multi-hop claim from the claims, writes
+  the question and answer from it, and decomposes it into pieces; each piece is mapped to a
+  sentence of the claims' chunks, unmapped pieces are dropped, and hops = mapped pieces. The
+  templates compose by joining the claims, so every piece maps.
+
+Template wording: a claim's sentence with its target replaced by "this <kind>" (inference) or "a
+<kind>" (comparison), cut to `GIST_WORDS` words, introduced by its source ("the Reuters article")
+or, without sources, by ordinals ("a report", "another report"). Offline questions read stiffly;
+their evidence is exact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from mhgraph.generate.candidate import (
+    COMPARISON,
+    INFERENCE,
+    MHTS,
+    NULL,
+    TEMPORAL,
+    Candidate,
+)
+from mhgraph.generate.pool import ClaimPool
+from mhgraph.llm.base import LLMOutputError
+
+OFFLINE_LABEL = "offline templates"
+PROMPT_VERSION = "generate-v1"
+TEMPLATE_VERSION = "templates-v1"
+GIST_WORDS = 22
+ORDINALS = ("a report", "another report", "a third report", "a fourth report")
+
+
+class Rejected(Exception):
+    """The candidate makes no usable question; the reason is counted in the summary."""
+
+
+@dataclass
+class Written:
+    query: str
+    answer: str
+    facts: list[tuple[str, str]]                 # (chunk id, verbatim fact), in evidence order
+    composed: str | None = None                  # MHTS: the multi-hop claim the question asks for
+    pieces: dict[str, int] = field(default_factory=dict)   # MHTS: pieces decomposed / mapped
+
+
+class QuestionWriter(Protocol):
+    label: str                 # "offline templates" or the model's label
+    prompt_version: str
+
+    def write(self, candidate: Candidate, pool: ClaimPool) -> Written: ...
+
+
+# -- template helpers ---------------------------------------------------------------------------
+def mask(text: str, name: str, replacement: str) -> str:
+    """`text` with `name` (and its possessive, and any capitalised word of it left alone) replaced."""
+    out = re.sub(rf"\b{re.escape(name)}(['\u2019]s)?\b", lambda m: replacement + ("'s" if m.group(1) else ""),
+                 text, flags=re.IGNORECASE)
+    for word in name.split():
+        if len(word) >= 3 and word[:1].isupper():
+            out = re.sub(rf"\b{re.escape(word)}(['\u2019]s)?\b",
+                         lambda m: replacement + ("'s" if m.group(1) else ""), out)
+    return out
+
+
+def gist(text: str, words: int = GIST_WORDS) -> str:
+    """The first `words` words of a claim, without its closing punctuation or quotation marks."""
+    parts = text.split()
+    cut = " ".join(parts[:words]).strip().rstrip(".,;:!?\"'\u201d\u2019")
+    return cut.replace('"', "").replace("\u201c", "").replace("\u201d", "")
+
+
+def reference(pool: ClaimPool, claim_id: str, position: int) -> str:
+    source = pool.document_of(claim_id).source
+    if not source:
+        return ORDINALS[min(position, len(ORDINALS) - 1)]
+    return f"the {source[4:] if source.lower().startswith('the ') else source} article"
+
+
+def clean_topic(topic: str | None) -> str | None:
+    """A bridge-topic fit to print as "X's <topic>": a short phrase of words (offline topics can be
+    fragments such as "movement be"), else None."""
+    words = (topic or "").split()
+    if not 1 <= len(words) <= 4 or not all(w.isalpha() for w in words) or words[-1] in _FRAGMENT_ENDS:
+        return None
+    return " ".join(words)
+
+
+_FRAGMENT_ENDS = frozenset(["be", "have", "do", "say", "said", "get", "make", "go", "is", "are", "was", "were", "point"])
+
+
+def indefinite(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else "; ".join(items[:-1]) + "; and " + items[-1]
+
+
+class OfflineTemplates:
+    label = OFFLINE_LABEL
+    prompt_version = TEMPLATE_VERSION
+
+    def write(self, candidate: Candidate, pool: ClaimPool) -> Written:
+        facts = _claim_facts(candidate, pool)
+        query = self.query(candidate, pool)
+        composed = "; and ".join(pool.claims[c].text.rstrip(".") for c in candidate.claims) + "." \
+            if candidate.construction == MHTS else None
+        pieces = {"decomposed": len(facts), "mapped": len(facts)} if composed else {}
+        return Written(query, candidate.answer or "", facts, composed, pieces)
+
+    def query(self, candidate: Candidate, pool: ClaimPool) -> str:
+        kind = candidate.extra.get("kind", "entity")
+        claims = [pool.claims[c] for c in candidate.claims]
+        refs = [reference(pool, c, i) for i, c in enumerate(candidate.claims)]
+        t = candidate.question_type
+        if t == INFERENCE:
+            gists = [gist(mask(c.text, c.target or "", f"this {kind}")) for c in claims]
+            said = [f"{r} that {g}" for r, g in zip(refs, gists)]
+            if len(said) == 2:
+                return f"Which {kind} is the subject of both {said[0]} and {said[1]}?"
+            return f"Which {kind} is the subject of all of these: {listing(said)}?"
+        if t == COMPARISON:
+            gists = [gist(mask(c.text, c.target or "", indefinite(kind))) for c in claims]
+            said = [f"{r} reporting that {g}" for r, g in zip(refs, gists)]
+            if len(said) == 2:
+                return f"Do {said[0]} and {said[1]} concern the same {kind}?"
+            return f"Do all of these concern the same {kind}: {listing(said)}?"
+        if t == TEMPORAL:
+            gists = [gist(c.text) for c in claims]
+            if candidate.extra.get("form") == "first":
+                sources = [pool.document_of(c.id).source for c in claims]
+                said = [f"{s}, that {g}" for s, g in zip(sources, gists)]
+                return f"Which source reported first: {listing(said).replace('; and ', '; or ')}?"
+            return f"Was {refs[0]} reporting that {gists[0]} published before {refs[1]} reporting that {gists[1]}?"
+        if t == NULL:
+            fake = candidate.extra["fake"]
+            topics = [clean_topic(c.topic) for c in claims]
+            if topics[0] and topics[1] and topics[0] != topics[1]:
+                return (f"What did {refs[0]} report about {fake}'s {topics[0]}, and what did {refs[1]} say about "
+                        f"{fake}'s {topics[1]}?")
+            if topics[0] or topics[1]:
+                return f"What did {refs[0]} and {refs[1]} report about {fake}'s {topics[0] or topics[1]}?"
+            return f"What did {refs[0]} and {refs[1]} report about {fake}, and on what do they agree?"
+        raise Rejected(f"no template for {t}")
+
+
+def _claim_facts(candidate: Candidate, pool: ClaimPool) -> list[tuple[str, str]]:
+    if not candidate.evidence:
+        return []
+    facts = []
+    for c in candidate.claims:
+        fact = pool.fact(c)
+        if fact is None:
+            raise Rejected("a claim has no verbatim sentence in its chunk")
+        facts.append((pool.claims[c].chunk_id, fact))
+    return facts
+
+
+# -- the model's path ---------------------------------------------------------------------------
+class QuestionReply(BaseModel):
+    question: str
+
+
+class ComposedReply(BaseModel):
+    claim: str
+
+
+class QuestionAnswerReply(BaseModel):
+    question: str
+    answer: str
+
+
+class PiecesReply(BaseModel):
+    pieces: list[str] = Field(default_factory=list)
+
+
+class AnswerReply(BaseModel):
+    answer: str
+
+
+TYPE_GUIDES = {
+    INFERENCE: "The answer is the entity that all the facts are about; the question must lead to it only by combining "
+               "the facts, and must not name it.",
+    COMPARISON: "The question asks whether the reports concern the same entity (or compares what they say); "
+                "the answer is Yes or No as given.",
+    TEMPORAL: "The question asks about the order in time of the reports (use the dates); the answer is as given.",
+    NULL: "The question asks about the invented entity named below, in the style of the facts; the corpus holds no "
+          "answer, so the answer is 'Insufficient information.'",
+}
+WRITE_SYSTEM = ("You write one question for a multi-hop retrieval benchmark. The question must need every fact "
+                "given, mention the sources (outlets) where they are given, be one sentence, and not copy the facts' "
+                'wording at length. Reply with JSON only: {"question": "..."}.')
+COMPOSE_SYSTEM = ("Combine the claims below into ONE multi-hop claim: one or two sentences that join what the "
+                  "claims say through the entity they share. Use only what the claims say. "
+                  'Reply with JSON only: {"claim": "..."}.')
+QUESTION_SYSTEM = ("Write the question whose answer is the entity the multi-hop claim below is about: the question "
+                   "must need every part of the claim and must not name the answer. Give the answer as a short "
+                   'name. Reply with JSON only: {"question": "...", "answer": "..."}.')
+DECOMPOSE_SYSTEM = ("Split the claim below into its atomic facts: each one short, self-contained sentence "
+                    '(no pronouns). Reply with JSON only: {"pieces": ["...", "..."]}.')
+ANSWER_SYSTEM = ("Answer the question from the evidence alone, with a short answer (an entity, Yes or No). If the "
+                 "evidence does not answer it, answer 'Insufficient information.'. "
+                 'Reply with JSON only: {"answer": "..."}.')
+
+
+def _evidence_lines(pool: ClaimPool, candidate: Candidate, facts: list[str]) -> str:
+    lines = []
+    for i, (c, fact) in enumerate(zip(candidate.claims, facts), start=1):
+        doc = pool.document_of(c)
+        meta = ", ".join(x for x in (doc.source, doc.published_at.date().isoformat() if doc.published_at else None)
+                         if x)
+        lines.append(f"{i}. ({meta}) {fact}" if meta else f"{i}. {fact}")
+    return "\n".join(lines)
+
+
+class ModelWriter:
+    prompt_version = PROMPT_VERSION
+
+    def __init__(self, llm) -> None:
+        self.llm = llm
+        self.label = llm.label
+
+    def _json(self, system: str, user: str, schema):
+        return self.llm.json([{"role": "system", "content": system}, {"role": "user", "content": user}], schema)
+
+    def write(self, candidate: Candidate, pool: ClaimPool) -> Written:
+        if candidate.construction == MHTS:
+            return self._tree(candidate, pool)
+        facts = _claim_facts(candidate, pool)
+        shown = [f for _, f in facts] or [pool.claims[c].text for c in candidate.claims]
+        guide = TYPE_GUIDES[candidate.question_type]
+        extra = ""
+        if candidate.question_type == NULL:
+            extra = f"\nInvented entity (not in the corpus): {candidate.extra['fake']}"
+        user = (f"Type: {candidate.question_type}\n{guide}\nAnswer: {candidate.answer}{extra}\n"
+                f"Facts:\n{_evidence_lines(pool, candidate, shown)}")
+        query = " ".join(self._json(WRITE_SYSTEM, user, QuestionReply).question.split())
+        if not query:
+            raise Rejected("the model wrote an empty question")
+        return Written(query, candidate.answer or "", facts)
+
+    def _tree(self, candidate: Candidate, pool: ClaimPool) -> Written:
+        claims = "\n".join(f"{i}. {pool.claims[c].text}" for i, c in enumerate(candidate.claims, start=1))
+        composed = " ".join(self._json(COMPOSE_SYSTEM, f"Claims:\n{claims}", ComposedReply).claim.split())
+        qa = self._json(QUESTION_SYSTEM, f"Multi-hop claim: {composed}", QuestionAnswerReply)
+        pieces = [p for p in self._json(DECOMPOSE_SYSTEM, f"Claim: {composed}", PiecesReply).pieces if p.strip()]
+        chunks = list(dict.fromkeys(pool.claims[c].chunk_id for c in candidate.claims))
+        facts: list[tuple[str, str]] = []
+        for piece in pieces:
+            mapped = pool.map_piece(piece, chunks)
+            if mapped is not None and mapped not in facts:
+                facts.append(mapped)
+        if len(facts) < 2:
+            raise Rejected("fewer than two decomposed pieces map to a chunk")
+        return Written(" ".join(qa.question.split()), " ".join(qa.answer.split()), facts, composed,
+                       {"decomposed": len(pieces), "mapped": len(facts)})
+
+    def answer_from_evidence(self, query: str, facts: list[str]) -> str:
+        """The model's answer to `query` from the facts alone (the answerability check)."""
+        evidence = "\n".join(f"{i}. {f}" for i, f in enumerate(facts, start=1)) or "(none)"
+        try:
+            return self._json(ANSWER_SYSTEM, f"Question: {query}\nEvidence:\n{evidence}", AnswerReply).answer
+        except LLMOutputError:
+            return ""
+
+
+def make_writer(llm: Any) -> QuestionWriter:
+    return OfflineTemplates() if llm is None else ModelWriter(llm)
+
+
+

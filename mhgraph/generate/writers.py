@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from mhgraph.claims.extract import possessive
 from mhgraph.generate.candidate import (
     COMPARISON,
     INFERENCE,
@@ -147,10 +148,10 @@ class OfflineTemplates:
             fake = candidate.extra["fake"]
             topics = [clean_topic(c.topic) for c in claims]
             if topics[0] and topics[1] and topics[0] != topics[1]:
-                return (f"What did {refs[0]} report about {fake}'s {topics[0]}, and what did {refs[1]} say about "
-                        f"{fake}'s {topics[1]}?")
+                return (f"What did {refs[0]} report about {possessive(fake)} {topics[0]}, and what did {refs[1]} say about "
+                        f"{possessive(fake)} {topics[1]}?")
             if topics[0] or topics[1]:
-                return f"What did {refs[0]} and {refs[1]} report about {fake}'s {topics[0] or topics[1]}?"
+                return f"What did {refs[0]} and {refs[1]} report about {possessive(fake)} {topics[0] or topics[1]}?"
             return f"What did {refs[0]} and {refs[1]} report about {fake}, and on what do they agree?"
         raise Rejected(f"no template for {t}")
 

@@ -8,6 +8,11 @@ published_at, fact}, ...]}`. Everything is validated while reading; a bad record
 `InputError` whose one-line message names the file, the line where the record starts and the
 record number (1-based), e.g. `MultiHopRAG.json:120 (record 7, evidence 2): missing field 'fact'`.
 
+A generated question file (`mhgraph generate`) is in the same format with fields of its own on
+each record. Of those, `claims` is read: a list of non-empty strings, the ids of the (:Claim)
+nodes the question was built from (`Question.claims`; the evaluation's traces link the question to
+them). Every other field is ignored.
+
 Question ids: `q<position>-<hash>`, e.g. `q0007-3fa2c1`, where position is the record's 1-based
 place in the file (zero-padded to at least 4 digits) and hash is the first 6 hex digits of the
 SHA-256 of the query text. The position keeps the benchmark order, which other per-question files
@@ -130,7 +135,26 @@ def _question(path: Path, record: int, line: int, value: object) -> Question:
     evidence = tuple(_evidence(path, f"{line} (record {record}, evidence {k})", item)
                      for k, item in enumerate(items, start=1))
     assert query is not None and qtype is not None
-    return Question(question_id(record, query), query, answer, qtype, evidence)
+    return Question(question_id(record, query), query, answer, qtype, evidence,
+                    _claims(path, line, record, value.get("claims")))
+
+
+def _claims(path: Path, line: int, record: int, items: object) -> tuple[str, ...]:
+    """The optional `claims` field: the ids of the Claims a generated question was built from."""
+    if items is None:
+        return ()
+    if not isinstance(items, list):
+        raise InputError(path, f"{line} (record {record})",
+                         f"field 'claims' must be a list of claim ids, got {type(items).__name__}")
+    ids = []
+    for k, item in enumerate(items, start=1):
+        where = f"{line} (record {record}, claim {k})"
+        if not isinstance(item, str):
+            raise InputError(path, where, f"a claim id must be a string, got {type(item).__name__}")
+        if not item.strip():
+            raise InputError(path, where, "claim id is empty")
+        ids.append(item.strip())
+    return tuple(ids)
 
 
 def _evidence(path: Path, where: str, item: object) -> Evidence:

@@ -38,6 +38,9 @@ class Question:
     answer: str
     question_type: str
     evidence: tuple[Evidence, ...]
+    # the (:Claim {id}) nodes of a claim layer a generated question was built from (`mhgraph
+    # generate`); empty for the benchmark's own questions
+    claims: tuple[str, ...] = ()
 
     @property
     def hops(self) -> int:

@@ -301,3 +301,97 @@ def test_claims_eval_traces_walk_question_target_claim_chunk(settings, empty_gra
     left = empty_graph.execute_query("MATCH ()-[u:USED_CLAIM|ASKED_TARGET {run: 'claims-run'}]->() RETURN count(u) AS n",
                                      database_=db).records[0]["n"]
     assert left == 0
+
+
+# -- questions generated from claims: their FROM_CLAIM edges in the traces ------------------------
+GRAPH_COUNTS = """
+CALL () { MATCH (n) UNWIND labels(n) AS label WITH label, count(*) AS n ORDER BY label
+          RETURN collect([label, n]) AS nodes }
+CALL () { MATCH ()-[r]->() WITH type(r) AS type, count(*) AS n ORDER BY type RETURN collect([type, n]) AS relationships }
+RETURN nodes, relationships
+"""
+
+
+def test_generated_questions_link_their_claims_and_runs_delete_cleanly(empty_graph, settings, embedder, extractor,
+                                                                      tmp_path) -> None:
+    """A question file in `mhgraph generate`'s format (the benchmark's fields, `claims` with the ids of
+    the sample's claim layer, fields of its own) through a real `mhgraph eval`: each question gets
+    (:Question)-[:FROM_CLAIM]->(:Claim) for the claims the graph holds, the latest file's list wins,
+    the Browser query walks its claim tree and chunks, and deleting the runs leaves the graph as it was
+    before them, claim layer included."""
+    import json
+
+    from mhgraph import cypher
+    from mhgraph.benchmark import load_questions
+    from mhgraph.claims.build import build_claims
+    from mhgraph.eval import traces
+    from mhgraph.eval.runner import EvalOptions, evaluate
+    from mhgraph.ingest.pipeline import ingest_corpus
+    from tests.conftest import SAMPLE, run_cli
+
+    db = settings.neo4j_database
+
+    def rows(text: str, **params) -> list[dict]:
+        return [r.data() for r in empty_graph.execute_query(text, params, database_=db).records]
+
+    ingest_corpus(SAMPLE / "corpus.json", settings, empty_graph, embedder=embedder, progress=False)
+    build_claims(empty_graph, db, "sample", extractor, embedder, progress=False)
+    layer = rows("MATCH (c:Chunk)-[:HAS_CLAIM]->(k:Claim) RETURN k.id AS id, c.id AS chunk ORDER BY k.document_id, id")
+    assert len(layer) >= 8
+    ids = [r["id"] for r in layer]
+    chunk_of = {r["id"]: r["chunk"] for r in layer}
+    before = rows(GRAPH_COUNTS)
+
+    benchmark = json.loads((SAMPLE / "questions.json").read_text())
+    own = {"hops": 2, "difficulty": {"mhts": 0.5}, "construction": "bridge", "made_by": {"generator": "test"}}
+    records = [{**benchmark[0], **own, "claims": [ids[0], ids[-1], "no-such-claim"]},
+               {**benchmark[1], **own, "claims": [ids[1]]},
+               {**benchmark[2], **own, "claims": [ids[2], ids[3]]},
+               benchmark[3]]   # a benchmark record: no claims
+    path = tmp_path / "generated.json"
+    path.write_text(json.dumps(records))
+    questions = load_questions(path)
+    assert [len(q.claims) for q in questions] == [3, 1, 2, 0]
+
+    def from_claim() -> set[tuple[str, str]]:
+        return {(r["q"], r["k"]) for r in rows("MATCH (q:Question)-[f:FROM_CLAIM]->(k:Claim) "
+                                                 "WHERE properties(f) = {} RETURN q.id AS q, k.id AS k")}
+
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    runs_dir = tmp_path / "runs"
+    out = run_cli(settings, "eval", "-m", "bm25", "--questions", str(path), "-k", "4", "--run-id", "gen-bm25",
+                  "--no-progress", "--runs-dir", str(runs_dir), env=env)
+    assert out.returncode == 0, out.stderr
+    expected = {(q.id, k) for q in questions for k in q.claims if k != "no-such-claim"}
+    assert from_claim() == expected and len(expected) == 5   # the id the graph does not hold: skipped
+
+    # the Browser query: the question, its claims with Target and Topic, their chunks and documents, its gold
+    first = json.loads((runs_dir / "gen-bm25" / "results.json").read_text())[0]
+    assert first["id"] == questions[0].id and first["gold"]
+    walk = cypher.load("browser/question_claims")
+    tree = empty_graph.execute_query(walk, question=first["id"], database_=db).records[0]
+    assert tree["q"]["id"] == first["id"]
+    assert {p.end_node["id"] for p in tree["claims"]} == {ids[0], ids[-1]}
+    assert len(tree["targets"]) == len(tree["topics"]) == 2
+    assert {p.nodes[1]["id"] for p in tree["held"]} == {chunk_of[ids[0]], chunk_of[ids[-1]]}
+    assert all(p.end_node["title"] for p in tree["held"])          # the chunk's Document
+    assert sorted(p.nodes[1]["id"] for p in tree["gold"]) == sorted(first["gold"])
+    plain = empty_graph.execute_query(walk, question=questions[3].id, database_=db).records[0]
+    assert plain["claims"] == plain["held"] == [] and plain["q"]["id"] == questions[3].id
+
+    # a second run of the same questions, from a file whose first question lists other claims now
+    records[0]["claims"] = [ids[4]]
+    path.write_text(json.dumps(records))
+    evaluate(settings, empty_graph, EvalOptions(method="vector", questions_path=path, top_k=4, progress=False,
+                                                runs_dir=runs_dir, run_id="gen-vector"), embedder=embedder)
+    expected = {(q.id, k) for q in load_questions(path) for k in q.claims}
+    assert from_claim() == expected and (questions[0].id, ids[0]) not in expected
+
+    # deleting one run keeps what describes the questions the other still asks; deleting the last
+    # leaves the graph as before the runs: no Question, no FROM_CLAIM or HAS_GOLD, every Claim
+    gold = rows("MATCH ()-[g:HAS_GOLD]->() RETURN count(g) AS n")[0]["n"]
+    deleted = run_cli(settings, "runs", "delete", "gen-bm25", env=env)
+    assert deleted.returncode == 0 and "deleted run gen-bm25" in deleted.stdout
+    assert from_claim() == expected and rows("MATCH ()-[g:HAS_GOLD]->() RETURN count(g) AS n")[0]["n"] == gold > 0
+    assert traces.delete_run(empty_graph, db, "gen-vector")
+    assert rows(GRAPH_COUNTS) == before

@@ -90,6 +90,11 @@ BAD = {
                                ":2 (record 1, evidence 1): expected an evidence object, got int"),
     "bad date": (_records({**GOOD, "evidence_list": [{**EVIDENCE, "published_at": "yesterday"}]}),
                  ":2 (record 1, evidence 1): field 'published_at': bad date 'yesterday'"),
+    "claims not a list": (_records(GOOD, {**GOOD, "claims": "c1"}),
+                          ":18 (record 2): field 'claims' must be a list of claim ids, got str"),
+    "claim id not a string": (_records({**GOOD, "claims": ["c1", 7]}),
+                              ":2 (record 1, claim 2): a claim id must be a string, got int"),
+    "claim id empty": (_records({**GOOD, "claims": [" "]}), ":2 (record 1, claim 1): claim id is empty"),
 }
 
 
@@ -123,6 +128,19 @@ def test_valid_minimal_file(tmp_path: Path) -> None:
     good, empty = load_questions(path)
     assert good.evidence[0].title == "T" and good.evidence[0].url == "https://x.example/t"
     assert empty.is_null and empty.hops == 0 and empty.id.startswith("q0002-")
+
+
+def test_generated_questions_carry_claims_and_other_fields_are_ignored(tmp_path: Path) -> None:
+    """A record `mhgraph generate` writes: the benchmark's fields, `claims` (read) and fields of its
+    own (ignored); a benchmark record has no claims."""
+    generated = {**GOOD, "claims": ["3f2a", " 9bc1 "], "hops": 2, "difficulty": {"mhts": 0.4},
+                 "construction": "bridge", "made_by": {"generator": "offline"}, "claims_note": None}
+    path = _write(tmp_path, "generated.json", _records(generated, GOOD, {**GOOD, "claims": None},
+                                                       {**GOOD, "claims": []}))
+    built, plain, null, empty = load_questions(path)
+    assert built.claims == ("3f2a", "9bc1") and built.evidence[0].fact == "A fact." and built.hops == 1
+    assert plain.claims == null.claims == empty.claims == ()
+    assert all(q.claims == () for q in load_questions(SAMPLE_QUESTIONS))
 
 
 def test_per_type_takes_the_first_questions_of_each_type_in_file_order() -> None:

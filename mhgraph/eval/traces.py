@@ -3,6 +3,7 @@
 (:EvalRun {id, method, corpus, params, started_at, finished_at, metrics, questions, hits_at_10, mrr_at_10})
   -[:ASKED]->(:Question {id, text, type, answer})
 (:Question)-[:HAS_GOLD]->(:Chunk)                              gold evidence in each corpus it was run on
+(:Question)-[:FROM_CLAIM]->(:Claim)                            the claims a generated question was built from
 (:Question)-[:RETRIEVED {run, hop, rank, score, gold}]->(:Chunk) every retrieved chunk of a run
 (:Chunk)-[:LED_TO {run, question, hop}]->(:Chunk)              parent -> child between hops
 (:EvalRun)-[:ASKED {answer, abstained, correct_official, correct_exact, failed, reader}]->(:Question)
@@ -13,6 +14,9 @@ Each method's diagnostics records add their own rows (Diagnostics.write_traces, 
 chain's (:Step)s, a claim trail's USED_CLAIM, a filter on ASKED). They follow one rule, which lets
 a run be deleted whatever methods made it: a trace relationship carries the run's id (`run`) and
 starts at the run's Question, and a trace node carries `run` and hangs from the Question.
+HAS_GOLD and FROM_CLAIM carry no `run`: they describe the question (FROM_CLAIM links the ids in
+Question.claims, those the graph holds, whatever the run's corpus) and go with the Question when
+the last run that asked it is deleted; the Chunks and Claims they point at stay.
 The saved Browser queries in mhgraph/cypher/browser/ read this.
 """
 
@@ -98,6 +102,9 @@ def write_run(
                     led_to.append({"question": q.id, "parent": c.parent_id, "chunk": c.chunk_id, "hop": hop.index})
     for rows in _batches(question_rows, 500):
         driver.execute_query(cypher.load("eval/write_questions"), run=run_id, questions=list(rows), database_=database)
+    claimed = [{"question": q.id, "claims": list(q.claims)} for q in questions if q.claims]
+    for rows in _batches(claimed, 500):
+        driver.execute_query(cypher.load("eval/write_from_claim"), rows=list(rows), database_=database)
     for rows in _batches(retrieved):
         driver.execute_query(cypher.load("eval/write_retrieved"), run=run_id, rows=list(rows), database_=database)
     for rows in _batches(led_to):

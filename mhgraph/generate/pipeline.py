@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -42,6 +43,18 @@ from mhgraph.generate.writers import OFFLINE_LABEL, QuestionWriter, Rejected
 from mhgraph.llm.base import LLMError, LLMOutputError
 
 FORMAT_VERSION = 1
+YES_NO = {"Yes", "No"}
+YES_NO_QUESTION = re.compile(r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE)
+# common words that say nothing of a fact (a question sharing only these with a fact does not use it)
+COMMON = frozenset(["that", "this", "these", "those", "with", "from", "have", "were", "they", "their", "them", "about", "which", "would", "said", "says", "will", "been", "also", "more", "than", "into", "after", "before", "over", "what", "when", "where", "while", "there", "here", "such", "some", "other", "being", "does", "only", "just", "very", "most", "much", "many", "article", "report", "reports", "reported", "according"])
+
+
+def drawn_on(query: str, fact: str, answer: str = "") -> bool:
+    """Whether the question shares a word of four or more letters with the fact (its answer and
+    common words aside): a question that shares none does not use that fact."""
+    def words(text: str) -> set[str]:
+        return {w for w in content_words(text) if len(w) >= 4 and w not in COMMON}
+    return bool((words(query) & words(fact)) - words(answer))
 
 
 @dataclass
@@ -200,6 +213,12 @@ class Generator:
         if (candidate.question_type == INFERENCE and written.answer
                 and normalise(written.answer) in normalise(written.query)):
             raise Rejected("the question contains its answer")
+        if written.answer in YES_NO and not YES_NO_QUESTION.match(written.query):
+            raise Rejected("a yes/no answer to a question that is not a yes/no question")
+        if candidate.question_type == NULL and normalise(candidate.extra.get("fake", "")) not in normalise(written.query):
+            raise Rejected("the null question does not name its invented entity")
+        if any(not drawn_on(written.query, fact, written.answer) for _, fact in written.facts):
+            raise Rejected("the question draws on no word of one of its facts")
         vector = self._vector(written.query)
         if self.kept_vectors and float(np.max(np.stack(self.kept_vectors) @ vector)) >= request.duplicate_threshold:
             raise Rejected("near-duplicate of a question kept before")

@@ -36,7 +36,7 @@ from mhgraph.generate.pool import ClaimPool
 from mhgraph.llm.base import LLMOutputError
 
 OFFLINE_LABEL = "offline templates"
-PROMPT_VERSION = "generate-v1"
+PROMPT_VERSION = "generate-v2"
 TEMPLATE_VERSION = "templates-v2"
 GIST_WORDS = 16
 LEADING = frozenset({"The", "A", "An", "This", "That", "These", "Those"})
@@ -259,15 +259,29 @@ class AnswerReply(BaseModel):
     answer: str
 
 
-TYPE_GUIDES = {
-    INFERENCE: "The answer is the entity that all the facts are about; the question must lead to it only by combining "
-               "the facts, and must not name it.",
-    COMPARISON: "The question asks whether the reports concern the same entity (or compares what they say); "
-                "the answer is Yes or No as given.",
-    TEMPORAL: "The question asks about the order in time of the reports (use the dates); the answer is as given.",
-    NULL: "The question asks about the invented entity named below, in the style of the facts; the corpus holds no "
-          "answer, so the answer is 'Insufficient information.'",
-}
+def task(candidate: Candidate, pool: ClaimPool) -> str:
+    """What the model is asked to write for this candidate: the question's form and its answer,
+    which the data has fixed."""
+    n, answer, kind = len(candidate.claims), candidate.answer, candidate.extra.get("kind", "entity")
+    t = candidate.question_type
+    if t == INFERENCE:
+        return (f"Write a question whose answer is {answer}. It must combine what all {n} facts say, so that no "
+                f"single fact answers it, and it must not name {answer}.")
+    if t == COMPARISON:
+        return (f"Write a yes/no question asking whether the {n} reports below concern the same {kind}, describing "
+                f"each report by what it says (without naming the {kind}). The answer is {answer}.")
+    if t == TEMPORAL and candidate.extra.get("form") == "first":
+        sources = ", ".join(pool.document_of(c).source or "" for c in candidate.claims)
+        return (f"Write a question asking which of these sources reported first: {sources}, describing each report "
+                f"by what it says. The answer is {answer}.")
+    if t == TEMPORAL:
+        return ("Write a yes/no question asking whether the report of fact 1 was published before the report of "
+                f"fact 2, describing each by what it says. The answer is {answer}.")
+    fake = candidate.extra.get("fake")
+    return (f"Write a question in the style of the facts about {fake}, an entity that does not exist; the question "
+            f"must name {fake}. Its answer is 'Insufficient information.'")
+
+
 WRITE_SYSTEM = ("You write one question for a multi-hop retrieval benchmark. The question must need every fact "
                 "given, mention the sources (outlets) where they are given, be one sentence, and not copy the facts' "
                 'wording at length. Reply with JSON only: {"question": "..."}.')
@@ -309,12 +323,7 @@ class ModelWriter:
             return self._tree(candidate, pool)
         facts = _claim_facts(candidate, pool)
         shown = [f for _, f in facts] or [pool.claims[c].text for c in candidate.claims]
-        guide = TYPE_GUIDES[candidate.question_type]
-        extra = ""
-        if candidate.question_type == NULL:
-            extra = f"\nInvented entity (not in the corpus): {candidate.extra['fake']}"
-        user = (f"Type: {candidate.question_type}\n{guide}\nAnswer: {candidate.answer}{extra}\n"
-                f"Facts:\n{_evidence_lines(pool, candidate, shown)}")
+        user = f"{task(candidate, pool)}\nFacts:\n{_evidence_lines(pool, candidate, shown)}"
         query = " ".join(self._json(WRITE_SYSTEM, user, QuestionReply).question.split())
         if not query:
             raise Rejected("the model wrote an empty question")

@@ -52,8 +52,9 @@ def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: s
                                   theta=theta, answer_check=answer_check)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "options"
-        raise MhgraphError(f"--{field.replace('_', '-')}: {first['msg']}") from None
+        field = str(first["loc"][0]) if first["loc"] else "options"
+        message = first["msg"].removeprefix("Value error, ")
+        raise MhgraphError(f"--{field.replace('_', '-')}: {message}") from None
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     status = (lambda message: None) if no_progress else (lambda message: click.echo(message, err=True))
     made = generate_questions(settings, request, out, build=not no_build, cache=not no_cache, status=status)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, TEMPORAL, TYPE_NAMES
 
@@ -49,14 +49,21 @@ class GenerateRequest(BaseModel):
                 raise ValueError(f"expected LOW-HIGH, got {value!r}") from None
         return value
 
-    @model_validator(mode="after")
-    def _ordered(self):
-        low, high = self.hops
+    # field validators (not a model validator): an error names its option
+    @field_validator("hops")
+    @classmethod
+    def _hops_ordered(cls, value):
+        low, high = value
         if not 1 <= low <= high <= 4:
             raise ValueError(f"hops must be within 1-4 and low <= high, got {low}-{high}")
-        if self.difficulty and self.difficulty[0] > self.difficulty[1]:
-            raise ValueError(f"difficulty low > high: {self.difficulty[0]}-{self.difficulty[1]}")
-        return self
+        return value
+
+    @field_validator("difficulty")
+    @classmethod
+    def _difficulty_ordered(cls, value):
+        if value and value[0] > value[1]:
+            raise ValueError(f"difficulty low > high: {value[0]}-{value[1]}")
+        return value
 
     @property
     def question_types(self) -> tuple[str, ...]:

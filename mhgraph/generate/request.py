@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, TEMPORAL, TYPE_NAMES
 
@@ -63,6 +63,13 @@ class GenerateRequest(BaseModel):
     def _difficulty_ordered(cls, value):
         if value and value[0] > value[1]:
             raise ValueError(f"difficulty low > high: {value[0]}-{value[1]}")
+        return value
+
+    @field_validator("construction")
+    @classmethod
+    def _mhts_needs_inference(cls, value, info: ValidationInfo):
+        if value == "mhts" and "inference" not in info.data.get("types", ("inference",)):
+            raise ValueError("mhts writes inference questions only: include inference in --types")
         return value
 
     @property

@@ -1,0 +1,597 @@
+"""`mhgraph generate` on the bundled sample corpus (its claim layer built once, offline, for the
+module): the file MultiHop-RAG's loader reads, evidence checked against the graph and the corpus
+file (not against the generator's own summary), answers checked against the claim layer and the
+publication dates, the same file for the same seed, the filters, near-duplicates, a request larger
+than the corpus, one-line errors that write nothing, the claim layer built when missing, and the
+model's path against a scripted OpenAI-compatible server (resume after a failure, labels, MHTS
+pieces that map to no chunk). Sentence splitting, the request's validation and the type quotas
+are tested without a server."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from mhgraph.benchmark import load_questions
+from mhgraph.eval.gold import contains_fact, normalise
+from mhgraph.generate.candidate import NULL_ANSWER
+from mhgraph.generate.facts import MIN_COVERAGE, best_sentence, coverage, sentences
+from mhgraph.generate.request import TYPE_SHARES, GenerateRequest, quotas
+from mhgraph.generate.writers import (
+    ANSWER_SYSTEM,
+    COMPOSE_SYSTEM,
+    DECOMPOSE_SYSTEM,
+    QUESTION_SYSTEM,
+    WRITE_SYSTEM,
+)
+from mhgraph.types import QUESTION_TYPES
+from tests.conftest import SAMPLE, run_cli, wipe
+from tests.scripted_llm_server import ScriptedServer, Step
+
+ARTICLES = json.loads((SAMPLE / "corpus.json").read_text(encoding="utf-8"))
+BY_TITLE = {a["title"]: a for a in ARTICLES}
+OFFLINE_EXTRACTOR = "offline claim extractor (spaCy, no language model)"
+
+
+# -- fixtures and helpers ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sample_claims(driver, settings, server, embedder):
+    """The sample corpus ingested as 'sample' with its claim layer (the offline spaCy extractor),
+    once for the module."""
+    from mhgraph.claims.build import build_claims
+    from mhgraph.claims.extract import OfflineClaimExtractor
+    from mhgraph.ingest.pipeline import ingest_corpus
+
+    wipe(driver, settings.neo4j_database)
+    ingest_corpus(SAMPLE / "corpus.json", settings, driver, embedder=embedder, progress=False)
+    build_claims(driver, settings.neo4j_database, "sample", OfflineClaimExtractor(), embedder, progress=False)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def offline(settings):
+    """Settings for generating in process: corpus 'sample', no language model whatever the
+    environment says."""
+    return dataclasses.replace(settings, corpus="sample", llm_backend="none")
+
+
+def _env(tmp_path: Path, **more: str) -> dict[str, str]:
+    return {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none", "OPENAI_BASE_URL": "",
+            "OPENAI_API_KEY": "", "MHGRAPH_LLM_MODEL": "", **more}
+
+
+def _generate_cli(settings, tmp_path: Path, *args: str, env: dict[str, str] | None = None):
+    return run_cli(settings, "generate", "--no-progress", *args, env=env or _env(tmp_path))
+
+
+def _generate(settings, out: Path, **request):
+    """The command's service in process (the same code the CLI calls): questions and summary."""
+    from mhgraph.app.generation import generate_questions
+
+    made = generate_questions(settings, GenerateRequest(**request), out)
+    return json.loads(out.read_text(encoding="utf-8")), made.summary
+
+
+def _summary_of(out: Path) -> dict:
+    return json.loads(out.with_name(out.stem + ".summary.json").read_text(encoding="utf-8"))
+
+
+def _claim_targets(driver, database: str, ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """claim id -> (target key, target name), from the graph."""
+    rows = driver.execute_query("UNWIND $ids AS id MATCH (k:Claim {id: id}) OPTIONAL MATCH (k)-[:TARGETS]->(t:Target) "
+                                "RETURN k.id AS id, t.key AS key, t.name AS name", ids=ids, database_=database).records
+    return {r["id"]: (r["key"], r["name"]) for r in rows}
+
+
+def _chunks_by_title(driver, database: str, corpus: str) -> dict[str, list[str]]:
+    rows = driver.execute_query("MATCH (c:Chunk {corpus: $corpus})-[:FROM_DOCUMENT]->(d:Document) "
+                                "RETURN d.title AS title, collect(c.text) AS texts", corpus=corpus,
+                                database_=database).records
+    return {r["title"]: r["texts"] for r in rows}
+
+
+def _when(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+@pytest.fixture(scope="module")
+def sample_run(sample_claims, settings, tmp_path_factory):
+    """`mhgraph generate --corpus sample --out F --n 30`, offline, as a user runs it."""
+    tmp = tmp_path_factory.mktemp("generate")
+    out = tmp / "questions.json"
+    result = _generate_cli(settings, tmp, "--corpus", "sample", "--out", str(out), "--n", "30")
+    return result, out
+
+
+# -- 1. the file -------------------------------------------------------------------------------
+def test_generate_writes_verified_multihop_rag_questions(sample_run, sample_claims, settings) -> None:
+    result, out = sample_run
+    assert result.returncode == 0, result.stderr
+    assert f"wrote 30 questions to {out} (offline templates, corpus 'sample')" in result.stdout
+    questions = json.loads(out.read_text(encoding="utf-8"))
+    loaded = load_questions(out)     # the benchmark's own reader takes the file as it is
+    assert len(questions) == len(loaded) == 30
+    assert [q.query for q in loaded] == [q["query"] for q in questions]
+    assert {q.question_type for q in loaded} <= set(QUESTION_TYPES)
+    assert len({q["id"] for q in questions}) == 30
+
+    db = settings.neo4j_database
+    chunks = _chunks_by_title(sample_claims, db, "sample")
+    all_chunks = [t for texts in chunks.values() for t in texts]
+    claim_ids = sorted({c for q in questions for c in q["claims"]})
+    targets = _claim_targets(sample_claims, db, claim_ids)
+    assert set(targets) == set(claim_ids)      # every claim named is a Claim node of the graph
+    for q in questions:
+        evidence = q["evidence_list"]
+        assert q["hops"] == len(evidence)
+        if q["question_type"] == "null_query":
+            invented = q["null_check"]["invented"]
+            assert q["answer"] == NULL_ANSWER and evidence == [] and q["hops"] == 0 and q["difficulty"] is None
+            assert invented and invented in q["query"]
+            assert not any(normalise(invented) in normalise(t) for t in all_chunks), invented
+            assert not any(normalise(invented) in normalise(a["body"]) for a in ARTICLES)
+            continue
+        assert len(q["claims"]) == q["hops"] and 2 <= q["hops"] <= 4
+        d = q["difficulty"]
+        assert d["hops"] == q["hops"] and d["value"] == pytest.approx(q["hops"] - d["similarity"], abs=2e-4)
+        for e in evidence:   # verbatim in a chunk of the article the evidence names; its metadata that article's
+            article = BY_TITLE[e["title"]]
+            assert any(contains_fact(t, e["fact"]) for t in chunks[e["title"]]), e["fact"]
+            assert (e["source"], e["url"], e["author"]) == (article["source"], article["url"], article["author"])
+            assert _when(e["published_at"]) == _when(article["published_at"])
+        keys = [targets[c][0] for c in q["claims"]]
+        if q["question_type"] == "inference_query":
+            # the answer is the bridge-target all the claims name, and the question does not give it away
+            assert len(set(keys)) == 1 and keys[0] and q["answer"] == targets[q["claims"][0]][1]
+            assert normalise(q["answer"]) not in normalise(q["query"])
+        elif q["question_type"] == "comparison_query":
+            assert q["answer"] in ("Yes", "No")
+            assert (len(set(keys)) == 1) == (q["answer"] == "Yes"), (q["query"], keys)
+        elif q["question_type"] == "temporal_query":
+            dates = [_when(e["published_at"]) for e in evidence]
+            if len(evidence) == 2:
+                assert q["answer"] == ("Yes" if dates[0] < dates[1] else "No")
+            else:
+                assert q["answer"] == evidence[int(np.argmin(dates))]["source"]
+    summary = _summary_of(out)
+    checks = summary["checks"]
+    assert checks["verbatim_share"] == 1.0 and checks["facts"] == checks["facts_verbatim"] > 0
+    assert checks["questions_containing_answer"] == 0
+    assert summary["questions"] == 30 and summary["made_by"]["strategy"] == "offline templates"
+    assert summary["made_by"]["claims_by"] == [OFFLINE_EXTRACTOR]
+    assert sum(row["written"] for row in summary["by_type"].values()) == 30
+    assert not out.with_name(out.name + ".partial.jsonl").exists()
+
+
+# -- 2. the same seed, the same file -----------------------------------------------------------
+def test_the_same_seed_gives_the_same_file_and_another_seed_another(sample_run, offline, tmp_path) -> None:
+    _, out = sample_run
+    again = tmp_path / "again.json"
+    _generate(offline, again, n=30)                  # in another process than the CLI's run
+    assert again.read_bytes() == out.read_bytes()
+    other = tmp_path / "other.json"
+    questions, _ = _generate(offline, other, n=30, seed=1)
+    assert other.read_bytes() != out.read_bytes()
+    assert {q["query"] for q in questions} != {q["query"] for q in json.loads(out.read_text(encoding="utf-8"))}
+
+
+# -- 3. filters --------------------------------------------------------------------------------
+def test_types_and_construction_filters(sample_claims, offline, tmp_path) -> None:
+    questions, summary = _generate(offline, tmp_path / "mhts.json", n=6, types="inference", construction="mhts")
+    assert questions and all(q["question_type"] == "inference_query" and q["construction"] == "mhts"
+                             for q in questions)
+    assert all(q["bridge"].startswith("cluster:") and q["tree"]["claims" if q["tree"]["level"] == 1 else "children"]
+               for q in questions)
+    assert list(summary["by_type"]) == ["inference_query"]
+    assert len(questions) == 6 or any("mhts inference_query: wrote" in n for n in summary["notes"])
+
+
+def test_hops_filter(sample_claims, offline, tmp_path) -> None:
+    questions, summary = _generate(offline, tmp_path / "hops.json", n=8, hops="3-4")
+    answerable = [q for q in questions if q["question_type"] != "null_query"]
+    assert answerable and all(q["hops"] in (3, 4) and len(q["evidence_list"]) == q["hops"] for q in answerable)
+    assert all(q["hops"] == 0 for q in questions if q["question_type"] == "null_query")   # no evidence, no hops
+    short = {t: row for t, row in summary["by_type"].items() if row["written"] < row["asked"]}
+    assert len(questions) == 8 or short
+    for qtype in short:   # each type that fell short says so
+        assert any(qtype in note and "the corpus allows no more" in note for note in summary["notes"])
+
+
+# -- 4, 5. a request larger than the corpus; near-duplicates -----------------------------------
+LARGE = ("--n", "5000", "--types", "temporal,null")
+
+
+@pytest.fixture(scope="module")
+def large_run(sample_claims, settings, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("large")
+    out = tmp / "large.json"
+    result = _generate_cli(settings, tmp, "--corpus", "sample", "--out", str(out), *LARGE)
+    return result, out
+
+
+def test_a_request_larger_than_the_corpus_writes_what_it_can(large_run) -> None:
+    result, out = large_run
+    assert result.returncode == 0, result.stderr
+    questions = json.loads(out.read_text(encoding="utf-8"))
+    summary = _summary_of(out)
+    asked = quotas(GenerateRequest(n=5000, types="temporal,null"))
+    assert sum(asked.values()) == 5000
+    written = {t: sum(1 for q in questions if q["question_type"] == t) for t in ("temporal_query", "null_query")}
+    assert 0 < len(questions) < 5000 and all(written.values())
+    for (construction, qtype), n in asked.items():
+        assert summary["by_type"][qtype] == {"asked": n, "written": written[qtype]}
+        assert re.search(rf"^  {qtype} +{written[qtype]} of {n}$", result.stdout, re.MULTILINE), result.stdout
+        note = f"{construction} {qtype}: wrote {written[qtype]} of {n}; the corpus allows no more with these settings"
+        assert note in summary["notes"] and f"note: {note}" in result.stdout
+
+
+def test_near_duplicates_are_dropped_at_the_threshold(large_run, offline, embedder, tmp_path) -> None:
+    _, default_out = large_run
+    default = json.loads(default_out.read_text(encoding="utf-8"))
+    questions, summary = _generate(offline, tmp_path / "dups.json", n=5000, types="temporal,null",
+                                   duplicate_threshold=0.5)
+    removed = summary["checks"]["near_duplicates_removed"]
+    assert len(questions) < len(default) and removed > 0
+    assert summary["checks"]["rejected"]["near-duplicate of a question kept before"] == removed
+    assert summary["made_by"]["embedding_model"] == embedder.model_name    # the corpus's embedder
+    vectors = np.asarray(embedder.embed_documents([q["query"] for q in questions]), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = vectors @ vectors.T
+    np.fill_diagonal(cosines, -1.0)
+    assert float(cosines.max()) < 0.5 + 1e-4
+
+
+# -- 6. bad input: one line, exit 1, nothing written or lost -----------------------------------
+@contextmanager
+def _read_only(folder: Path):
+    """`folder` made read-only: its mode for a user; for root, whom modes do not stop, the
+    immutable attribute too (chattr +i)."""
+    folder.chmod(0o555)
+    root = os.geteuid() == 0
+    if root:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+    try:
+        assert not os.access(folder, os.W_OK), f"{folder} could not be made read-only on this machine"
+        yield folder
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--corpus", "nope"), r"no corpus 'nope' in the graph \(corpora: .*sample.*\)"),
+    (("--corpus", "sample", "--hops", "2-6"), r"--hops: hops must be within 1-4 and low <= high, got 2-6"),
+    (("--corpus", "sample", "--hops", "two"), r"--hops: expected LOW-HIGH, got 'two'"),
+    (("--corpus", "sample", "--types", "inference,trivia"),
+     r"--types: unknown question type trivia; choose from inference, comparison, temporal, null"),
+    (("--corpus", "sample", "--construction", "mhts", "--types", "comparison"),
+     r"--construction: mhts writes inference questions only: include inference in --types"),
+    (("--corpus", "sample", "--difficulty", "3-1"), r"--difficulty: difficulty low > high: 3.0-1.0"),
+])
+def test_bad_input_is_one_line_and_touches_nothing(sample_claims, settings, tmp_path, args, message) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = folder / "kept.json"
+    out.write_text('["an earlier file"]\n')
+    result = _generate_cli(settings, tmp_path, "--out", str(out), *args)
+    assert result.returncode == 1 and result.stdout == ""
+    assert re.fullmatch(rf"error: {message}\n", result.stderr), result.stderr
+    assert _listing(folder) == {"kept.json": b'["an earlier file"]\n'}     # no summary, no partial file
+
+
+def test_an_unwritable_output_is_refused_before_any_work(sample_claims, settings, tmp_path) -> None:
+    missing = tmp_path / "no-such-folder" / "q.json"
+    result = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(missing))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"error: {missing}: folder {missing.parent} does not exist\n"
+    assert not missing.parent.exists()
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "q.json").write_text('["an earlier file"]\n')
+    with _read_only(locked):
+        result = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(locked / "q.json"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"error: {locked / 'q.json'}: cannot write here (permission denied)\n"
+    assert _listing(locked) == {"q.json": b'["an earlier file"]\n'}
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    result = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(folder))
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "is a folder" in result.stderr
+    assert list(folder.iterdir()) == []
+
+
+# -- 7. a corpus without its claim layer ---------------------------------------------------------
+VELTRIX = [a for a in ARTICLES if "Veltrix" in a["title"]]    # three reports, three outlets, three days
+
+
+def test_a_missing_claim_layer_is_refused_with_no_build_and_built_without(sample_claims, settings, embedder,
+                                                                          offline, tmp_path) -> None:
+    from mhgraph.app.generation import claim_layer_state, generate_questions
+    from mhgraph.graph.context import GraphContext
+    from mhgraph.ingest.pipeline import ingest_corpus
+
+    assert len(VELTRIX) == 3
+    path = tmp_path / "veltrix.json"
+    path.write_text(json.dumps(VELTRIX), encoding="utf-8")
+    ingest_corpus(path, settings, sample_claims, embedder=embedder, progress=False)   # no claims
+    db = settings.neo4j_database
+    graph = GraphContext.open(sample_claims, db, "veltrix")
+    chunks = claim_layer_state(graph)["chunks"]
+    assert claim_layer_state(graph) == {"chunks": chunks, "done": 0, "extractors": [], "claims": 0}
+
+    out = tmp_path / "veltrix-questions.json"
+    refused = _generate_cli(settings, tmp_path, "--corpus", "veltrix", "--out", str(out), "--n", "4", "--no-build")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr == (f"error: corpus 'veltrix' has no complete claim layer (0 of {chunks} chunks done): run "
+                              "'mhgraph claims build --corpus veltrix', or leave out --no-build\n")
+    assert not out.exists() and claim_layer_state(graph)["done"] == 0
+
+    said: list[str] = []
+    made = generate_questions(dataclasses.replace(offline, corpus="veltrix"),
+                              GenerateRequest(n=4, types="inference,comparison,temporal"), out, status=said.append)
+    assert f"building the claim layer of 'veltrix' ({chunks} chunks to do)" in said
+    state = claim_layer_state(graph)
+    assert state["done"] == state["chunks"] == chunks and state["claims"] > 0
+    assert state["extractors"] == [OFFLINE_EXTRACTOR]
+    questions = json.loads(out.read_text(encoding="utf-8"))
+    assert questions and made.summary["corpus"] == "veltrix" and "claim_layer" in made.summary["seconds"]
+    assert {e["title"] for q in questions for e in q["evidence_list"]} <= {a["title"] for a in VELTRIX}
+    veltrix_chunks = _chunks_by_title(sample_claims, db, "veltrix")
+    assert all(any(contains_fact(t, e["fact"]) for t in veltrix_chunks[e["title"]])
+               for q in questions for e in q["evidence_list"])
+    sample_state = claim_layer_state(GraphContext.open(sample_claims, db, "sample"))
+    assert sample_state["done"] == sample_state["chunks"]      # the other corpus untouched
+
+
+# -- 8, 9. the model's path: a scripted OpenAI-compatible server ---------------------------------
+INVENTED_PIECE = "Zorblax Quentor painted the lunar surface green during Februarius."
+JOIN = " || "
+
+
+class ScriptedModel:
+    """Replies as a model that does what each prompt asks (ModelWriter's JSON replies), built from
+    the prompt itself; from call `fail_from` on (1-based), HTTP 500 instead. The MHTS decomposition
+    adds one invented piece that no chunk holds."""
+
+    def __init__(self, targets: dict[str, str]) -> None:
+        self.targets = targets           # claim text (whitespace-normalised) -> its target's name
+        self.calls = 0
+        self.fail_from: int | None = None
+
+    @staticmethod
+    def _without(text: str, answer: str) -> str:
+        words = [re.escape(w) for w in re.findall(r"\w+", answer) if len(w) > 1]
+        return re.sub(rf"\b(?:{'|'.join(words)})\b", "it", text, flags=re.IGNORECASE) if words else text
+
+    def __call__(self, body: dict) -> Step:
+        self.calls += 1
+        if self.fail_from is not None and self.calls >= self.fail_from:
+            return Step(status=500, error="the model crashed")
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system == WRITE_SYSTEM:
+            answer = re.search(r"^Answer: (.*)$", user, re.MULTILINE).group(1)
+            facts = [re.sub(r"^\d+\. (\([^)]*\) )?", "", line) for line in user.split("Facts:\n", 1)[1].splitlines()]
+            invented = re.search(r"^Invented entity \(not in the corpus\): (.*)$", user, re.MULTILINE)
+            gists = [" ".join(self._without(f, answer).split()[:12]) for f in facts]
+            if invented:
+                reply = {"question": f"What did the reports say about {invented.group(1)}, given that {gists[0]}?"}
+            else:
+                reply = {"question": f"Which one is meant, given that {' and that '.join(gists)}?"}
+        elif system == COMPOSE_SYSTEM:
+            claims = [re.sub(r"^\d+\. ", "", line) for line in user.split("Claims:\n", 1)[1].splitlines()]
+            reply = {"claim": JOIN.join(claims)}
+        elif system == QUESTION_SYSTEM:
+            pieces = user.removeprefix("Multi-hop claim: ").split(JOIN)
+            answer = self.targets[" ".join(pieces[0].split())]
+            reply = {"question": f"Who or what is it, given that {'; '.join(self._without(p, answer) for p in pieces)}?",
+                     "answer": answer}
+        elif system == DECOMPOSE_SYSTEM:
+            reply = {"pieces": [*user.removeprefix("Claim: ").split(JOIN), INVENTED_PIECE]}
+        elif system == ANSWER_SYSTEM:
+            reply = {"answer": NULL_ANSWER}
+        else:
+            raise AssertionError(f"a prompt the script does not know: {system[:60]}")
+        return Step(json.dumps(reply))
+
+
+MODEL_REQUEST = ("--corpus", "sample", "--types", "inference,null", "--n", "6", "--answer-check", "4", "--no-cache")
+FAIL_FROM = 3      # the model answers two calls, then fails
+
+
+@pytest.fixture(scope="module")
+def model_runs(sample_claims, settings, tmp_path_factory):
+    """The same command twice against one scripted server: the model fails at call FAIL_FROM, then
+    (the server mended) the command is run again. (first result, the partial file's lines and whether
+    the questions file existed after it, requests of the first run, second result, requests of the
+    second run, questions file)."""
+    rows = sample_claims.execute_query("MATCH (k:Claim {corpus: 'sample'})-[:TARGETS]->(t:Target) "
+                                       "RETURN k.text AS text, t.name AS name", database_=settings.neo4j_database)
+    model = ScriptedModel({" ".join(r["text"].split()): r["name"] for r in rows.records})
+    model.fail_from = FAIL_FROM
+    endpoint = ScriptedServer(default=model)
+    tmp = tmp_path_factory.mktemp("model")
+    out = tmp / "model-questions.json"
+    env = _env(tmp, OPENAI_BASE_URL=endpoint.base_url, MHGRAPH_LLM_BACKEND="", MHGRAPH_LLM_MODEL="scripted",
+               MHGRAPH_LLM_MAX_RETRIES="0", MHGRAPH_LLM_TIMEOUT="10")
+    try:
+        first = _generate_cli(settings, tmp, *MODEL_REQUEST, "--out", str(out), env=env)
+        partial = out.with_name(out.name + ".partial.jsonl")
+        lines = partial.read_text(encoding="utf-8").splitlines() if partial.exists() else []
+        written_after_failure = out.exists()
+        first_requests = list(endpoint.requests)
+        model.fail_from = None
+        endpoint.requests.clear()
+        second = _generate_cli(settings, tmp, *MODEL_REQUEST, "--out", str(out), env=env)
+        second_requests = list(endpoint.requests)
+    finally:
+        endpoint.close()
+    return first, (lines, written_after_failure), first_requests, second, second_requests, out
+
+
+def test_a_failing_model_keeps_what_was_made_and_the_same_command_resumes(model_runs) -> None:
+    first, (lines, written_after_failure), first_requests, second, second_requests, out = model_runs
+    partial = out.with_name(out.name + ".partial.jsonl")
+    assert first.returncode == 1 and first.stdout == ""
+    assert first.stderr.count("\n") == 1 and first.stderr.startswith("error: the model failed after ")
+    assert "HTTP 500" in first.stderr and str(partial) in first.stderr
+    assert first.stderr.rstrip().endswith("run the same command again to resume")
+    # the two answered calls made two decisions, kept in the partial file under its header
+    assert len(first_requests) == FAIL_FROM and len(lines) == 1 + (FAIL_FROM - 1)
+    assert "fingerprint" in json.loads(lines[0])
+    decided = [json.loads(line) for line in lines[1:]]
+    assert all(d["record"] is not None or d["reason"] for d in decided)
+    assert not written_after_failure
+
+    assert second.returncode == 0, second.stderr
+    summary = _summary_of(out)
+    assert summary["resumed_decisions"] == len(decided) > 0
+    assert not partial.exists()
+    questions = json.loads(out.read_text(encoding="utf-8"))
+    kept_before = [d["record"]["query"] for d in decided if d["record"]]
+    assert kept_before and set(kept_before) <= {q["query"] for q in questions}
+    # what was decided is not asked again (no response cache: --no-cache)
+    asked_before = {json.dumps(r["messages"]) for r in first_requests[:FAIL_FROM - 1]}
+    assert not asked_before & {json.dumps(r["messages"]) for r in second_requests}
+    assert summary["model_usage"]["calls"] == len(second_requests)
+
+
+def test_the_model_path_is_labelled_and_unmapped_pieces_are_dropped(model_runs) -> None:
+    *_, second, second_requests, out = model_runs
+    assert second.returncode == 0, second.stderr
+    questions = json.loads(out.read_text(encoding="utf-8"))
+    summary = _summary_of(out)
+    assert summary["strategy"] == "model openai:scripted"
+    for q in questions:
+        assert q["made_by"]["strategy"] == "model" and q["made_by"]["model"] == "openai:scripted"
+        assert q["made_by"]["prompt_version"] == "generate-v1"
+        assert q["hops"] == len(q["evidence_list"])
+    usage = summary["model_usage"]
+    assert usage["calls"] > 0 and usage["failures"] == 0 and usage["prompt_tokens"] > 0
+    # the answerability check: the scripted model abstains, so it is right on the null questions only
+    answerable = summary["checks"]["answerable"]
+    by_type: dict[str, int] = {}
+    for q in questions:
+        by_type[q["question_type"]] = by_type.get(q["question_type"], 0) + 1
+    per_type = max(1, 4 // len(by_type))
+    assert answerable["model"] == "openai:scripted"
+    assert answerable["sample"] == sum(min(per_type, n) for n in by_type.values())
+    assert answerable["answered_right"] == min(per_type, by_type.get("null_query", 0))
+    assert sum(1 for r in second_requests if r["messages"][0]["content"] == ANSWER_SYSTEM) == answerable["sample"]
+    # MHTS: the invented piece maps to no chunk and is dropped; hops count the mapped pieces only
+    trees = [q for q in questions if q["construction"] == "mhts"]
+    assert trees
+    for q in trees:
+        assert q["pieces"] == {"decomposed": len(q["claims"]) + 1, "mapped": len(q["claims"])}
+        assert q["hops"] == q["pieces"]["mapped"] == len(q["evidence_list"]) < q["pieces"]["decomposed"]
+        assert not any("Zorblax" in e["fact"] for e in q["evidence_list"])
+        assert normalise(q["answer"]) not in normalise(q["query"])
+    assert summary["checks"]["verbatim_share"] == 1.0
+
+
+# -- 10. without a server ----------------------------------------------------------------------
+def test_sentences_keep_abbreviations_and_are_exact_slices() -> None:
+    text = ('Veltrix and U.S. safety regulators announced the recall on Monday. Mr. Okafor said the firm would '
+            'appeal.  J. R. Hartley wrote the report for Acme Inc. in London. "We will fix it," said Dr. Lee. '
+            'Shares fell 3.5 per cent to $1.2 billion!\nA line without a stop\nIs it over? It ended at 5 p.m. on '
+            'Friday.')
+    found = sentences(text)
+    assert [s.text for s in found] == [
+        "Veltrix and U.S. safety regulators announced the recall on Monday.",
+        "Mr. Okafor said the firm would appeal.",
+        "J. R. Hartley wrote the report for Acme Inc. in London.",
+        '"We will fix it," said Dr. Lee.',
+        "Shares fell 3.5 per cent to $1.2 billion!",
+        "A line without a stop",
+        "Is it over?",
+        "It ended at 5 p.m. on Friday.",
+    ]
+    assert all(text[s.start:s.end] == s.text for s in found)
+    assert [s.text for s in sentences('He said: "Stop." She left.')] == ['He said: "Stop."', "She left."]
+    assert sentences("  \n ") == []
+
+
+def test_best_sentence_picks_the_sentence_that_holds_the_claim() -> None:
+    chunk = ("Veltrix Robotics said on Tuesday it would recall 62,000 Atlas Home robots. Its shares slid 18 per cent "
+             "on Wednesday, according to Global Finance Wire. The company blamed Corvane Cells for a defective batch.")
+    found = sentences(chunk)
+    claim = "Veltrix Robotics' shares slid 18 per cent on Wednesday."      # the claim restates "Its"
+    best = best_sentence(claim, found)
+    assert best is not None and best.text == found[1].text and chunk[best.start:best.end] == best.text
+    assert coverage(claim, best.text) >= MIN_COVERAGE
+    assert best_sentence("Veltrix Robotics blamed Corvane Cells for a defective batch.", found).text == found[2].text
+    assert best_sentence("Halcyon Therapeutics raised its forecast for Renavex.", found) is None
+    assert best_sentence("Shares slid.", sentences("Shares slid. Shares slid 18 per cent.")).text == \
+        "Shares slid 18 per cent."     # a sentence too short to be a fact is passed over
+
+
+@pytest.mark.parametrize(("values", "field", "message"), [
+    ({"hops": "2-6"}, "hops", "hops must be within 1-4 and low <= high, got 2-6"),
+    ({"hops": "3-2"}, "hops", "hops must be within 1-4 and low <= high, got 3-2"),
+    ({"hops": "two"}, "hops", "expected LOW-HIGH, got 'two'"),
+    ({"types": "inference,trivia"}, "types",
+     "unknown question type trivia; choose from inference, comparison, temporal, null"),
+    ({"types": " , "}, "types", "unknown question type (none)"),
+    ({"difficulty": "3-1"}, "difficulty", "difficulty low > high"),
+    ({"construction": "mhts", "types": "null"}, "construction", "mhts writes inference questions only"),
+    ({"construction": "tree"}, "construction", "Input should be 'multihop-rag', 'mhts' or 'both'"),
+    ({"n": 0}, "n", "greater than or equal to 1"),
+    ({"duplicate_threshold": 0}, "duplicate_threshold", "greater than 0"),
+    ({"duplicate_threshold": 1.5}, "duplicate_threshold", "less than or equal to 1"),
+    ({"theta": 0}, "theta", "greater than 0"),
+    ({"seeds": 3}, "seeds", "Extra inputs are not permitted"),
+])
+def test_request_rejects_bad_values_naming_the_field(values, field, message) -> None:
+    with pytest.raises(ValidationError) as raised:
+        GenerateRequest(**values)
+    error = raised.value.errors()[0]
+    assert error["loc"][0] == field and message in error["msg"]
+
+
+def test_request_reads_ranges_and_types() -> None:
+    request = GenerateRequest(types="null, inference,null", hops="3", difficulty="1.5-2.5")
+    assert request.types == ("null", "inference") and request.hops == (3, 3) and request.difficulty == (1.5, 2.5)
+    assert request.question_types == ("null_query", "inference_query")
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 30, 99, 500, 2556, 5000])
+@pytest.mark.parametrize(("types", "construction"), [
+    ("inference,comparison,temporal,null", "both"), ("inference,comparison,temporal,null", "multihop-rag"),
+    ("temporal,null", "both"), ("inference", "mhts"), ("inference,null", "mhts"), ("comparison,inference", "both"),
+])
+def test_quotas_sum_to_n_and_follow_the_type_shares(n, types, construction) -> None:
+    request = GenerateRequest(n=n, types=types, construction=construction)
+    asked = quotas(request)
+    assert sum(asked.values()) == n and all(v >= 0 for v in asked.values())
+    if construction == "mhts":     # MHTS writes inference questions only: all of n goes there
+        assert {k: v for k, v in asked.items() if v} == {("mhts", "inference_query"): n}
+        return
+    assert all(c == "multihop-rag" or t == "inference_query" for c, t in asked)   # MHTS: inference only
+    by_type: dict[str, int] = {}
+    for (_, t), v in asked.items():
+        by_type[t] = by_type.get(t, 0) + v
+    weights = {t: TYPE_SHARES[t] for t in request.question_types}
+    for t, v in by_type.items():
+        assert abs(v - n * weights[t] / sum(weights.values())) < 1 + 1e-9   # largest remainder: within one
+    if construction == "both" and "inference" in types:
+        split = asked[("multihop-rag", "inference_query")] - asked[("mhts", "inference_query")]
+        assert abs(split) <= 1
+
+
+def test_quotas_at_the_published_total_are_the_published_counts() -> None:
+    asked = quotas(GenerateRequest(n=sum(TYPE_SHARES.values()), construction="multihop-rag"))
+    assert {t: asked[("multihop-rag", t)] for t in TYPE_SHARES} == TYPE_SHARES

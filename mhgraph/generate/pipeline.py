@@ -210,6 +210,8 @@ class Generator:
                 raise Rejected("a fact is not verbatim in its chunk")
         if not written.query.strip():
             raise Rejected("empty question")
+        if not written.answer.strip():      # a model's MHTS answer can come back empty
+            raise Rejected("empty answer")
         if (candidate.question_type == INFERENCE and written.answer
                 and normalise(written.answer) in normalise(written.query)):
             raise Rejected("the question contains its answer")

@@ -30,7 +30,7 @@ from mhgraph.generate.trees import ClaimTrees
 from mhgraph.generate.writers import ModelWriter, make_writer
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
-from mhgraph.llm import load_llm
+from mhgraph.llm import LLMError, load_llm
 from mhgraph.retrieval.registry import question_embedder
 
 
@@ -115,7 +115,11 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
     answerable = None
     if isinstance(writer, ModelWriter) and request.answer_check:
         t = time.perf_counter()
-        answerable = answerability(writer, generation.records, request.answer_check, request.seed)
+        try:
+            answerable = answerability(writer, generation.records, request.answer_check, request.seed)
+        except LLMError as exc:   # the questions are made: the partial file keeps them for the re-run
+            raise MhgraphError(f"the model failed in the answerability check ({exc}); the questions are kept in "
+                               f"{partial_path(out)}: run the same command again to resume") from None
         generation.seconds["answer_check"] = time.perf_counter() - t
     if trees:
         generation.notes.append(f"MHTS: {len(trees[0].ids)} claims clustered into {trees[0].components} mixture "

@@ -365,13 +365,17 @@ JOIN = " || "
 
 class ScriptedModel:
     """Replies as a model that does what each prompt asks (ModelWriter's JSON replies), built from
-    the prompt itself; from call `fail_from` on (1-based), HTTP 500 instead. The MHTS decomposition
-    adds one invented piece that no chunk holds."""
+    the prompt alone, so the same prompt gets the same reply in every run; from call `fail_from` on
+    (1-based), or to every prompt of the system prompt `fail_on`, HTTP 500 instead. The MHTS
+    decomposition adds one invented piece that no chunk holds, and the first MHTS question it is
+    asked for (that claim, in every run) comes back with an empty answer."""
 
     def __init__(self, targets: dict[str, str]) -> None:
         self.targets = targets           # claim text (whitespace-normalised) -> its target's name
         self.calls = 0
         self.fail_from: int | None = None
+        self.fail_on: str | None = None
+        self.no_answer_for: str | None = None
 
     @staticmethod
     def _without(text: str, answer: str) -> str:
@@ -380,9 +384,9 @@ class ScriptedModel:
 
     def __call__(self, body: dict) -> Step:
         self.calls += 1
-        if self.fail_from is not None and self.calls >= self.fail_from:
-            return Step(status=500, error="the model crashed")
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if (self.fail_from is not None and self.calls >= self.fail_from) or system == self.fail_on:
+            return Step(status=500, error="the model crashed")
         if system == WRITE_SYSTEM:
             answer = re.search(r"^Answer: (.*)$", user, re.MULTILINE).group(1)
             facts = [re.sub(r"^\d+\. (\([^)]*\) )?", "", line) for line in user.split("Facts:\n", 1)[1].splitlines()]
@@ -398,8 +402,9 @@ class ScriptedModel:
         elif system == QUESTION_SYSTEM:
             pieces = user.removeprefix("Multi-hop claim: ").split(JOIN)
             answer = self.targets[" ".join(pieces[0].split())]
+            self.no_answer_for = self.no_answer_for or user
             reply = {"question": f"Who or what is it, given that {'; '.join(self._without(p, answer) for p in pieces)}?",
-                     "answer": answer}
+                     "answer": "" if user == self.no_answer_for else answer}
         elif system == DECOMPOSE_SYSTEM:
             reply = {"pieces": [*user.removeprefix("Claim: ").split(JOIN), INVENTED_PIECE]}
         elif system == ANSWER_SYSTEM:
@@ -409,55 +414,83 @@ class ScriptedModel:
         return Step(json.dumps(reply))
 
 
-MODEL_REQUEST = ("--corpus", "sample", "--types", "inference,null", "--n", "6", "--answer-check", "4", "--no-cache")
-FAIL_FROM = 3      # the model answers two calls, then fails
-
-
 @pytest.fixture(scope="module")
-def model_runs(sample_claims, settings, tmp_path_factory):
-    """The same command twice against one scripted server: the model fails at call FAIL_FROM, then
-    (the server mended) the command is run again. (first result, the partial file's lines and whether
-    the questions file existed after it, requests of the first run, second result, requests of the
-    second run, questions file)."""
+def scripted_model(sample_claims, settings):
     rows = sample_claims.execute_query("MATCH (k:Claim {corpus: 'sample'})-[:TARGETS]->(t:Target) "
                                        "RETURN k.text AS text, t.name AS name", database_=settings.neo4j_database)
     model = ScriptedModel({" ".join(r["text"].split()): r["name"] for r in rows.records})
-    model.fail_from = FAIL_FROM
     endpoint = ScriptedServer(default=model)
+    yield model, endpoint
+    endpoint.close()
+
+
+def _model_settings(offline, endpoint: ScriptedServer, tmp: Path):
+    """In process, the settings the environment of `_model_env` gives the CLI."""
+    return dataclasses.replace(offline, llm_backend="openai", openai_base_url=endpoint.base_url, openai_api_key=None,
+                               llm_model="scripted", llm_max_retries=0, llm_timeout=10.0, cache_dir=tmp / "cache")
+
+
+def _model_env(endpoint: ScriptedServer, tmp: Path) -> dict[str, str]:
+    return _env(tmp, OPENAI_BASE_URL=endpoint.base_url, MHGRAPH_LLM_BACKEND="", MHGRAPH_LLM_MODEL="scripted",
+                MHGRAPH_LLM_MAX_RETRIES="0", MHGRAPH_LLM_TIMEOUT="10")
+
+
+MODEL_REQUEST = {"types": "inference,null", "n": 6, "answer_check": 4}
+MODEL_ARGS = ("--corpus", "sample", "--types", "inference,null", "--n", "6", "--answer-check", "4", "--no-cache")
+FAIL_FROM = 3      # the model answers two calls, then fails
+
+
+@dataclasses.dataclass
+class ModelRuns:
+    failed: subprocess.CompletedProcess   # the model fails at call FAIL_FROM
+    partial_lines: list[str]              # the partial file after it
+    written_after_failure: bool           # whether the questions file was there after it
+    failed_requests: list[dict]
+    resumed: subprocess.CompletedProcess  # the same command, the model mended
+    resumed_requests: list[dict]
+    out: Path
+    uninterrupted: Path                   # the same request, run once without a failure
+
+
+@pytest.fixture(scope="module")
+def model_runs(scripted_model, offline, settings, tmp_path_factory) -> ModelRuns:
+    model, endpoint = scripted_model
     tmp = tmp_path_factory.mktemp("model")
     out = tmp / "model-questions.json"
-    env = _env(tmp, OPENAI_BASE_URL=endpoint.base_url, MHGRAPH_LLM_BACKEND="", MHGRAPH_LLM_MODEL="scripted",
-               MHGRAPH_LLM_MAX_RETRIES="0", MHGRAPH_LLM_TIMEOUT="10")
-    try:
-        first = _generate_cli(settings, tmp, *MODEL_REQUEST, "--out", str(out), env=env)
-        partial = out.with_name(out.name + ".partial.jsonl")
-        lines = partial.read_text(encoding="utf-8").splitlines() if partial.exists() else []
-        written_after_failure = out.exists()
-        first_requests = list(endpoint.requests)
-        model.fail_from = None
-        endpoint.requests.clear()
-        second = _generate_cli(settings, tmp, *MODEL_REQUEST, "--out", str(out), env=env)
-        second_requests = list(endpoint.requests)
-    finally:
-        endpoint.close()
-    return first, (lines, written_after_failure), first_requests, second, second_requests, out
+    env = _model_env(endpoint, tmp)
+    model.fail_from, model.calls = FAIL_FROM, 0
+    endpoint.requests.clear()
+    failed = _generate_cli(settings, tmp, *MODEL_ARGS, "--out", str(out), env=env)
+    partial = out.with_name(out.name + ".partial.jsonl")
+    lines = partial.read_text(encoding="utf-8").splitlines() if partial.exists() else []
+    written_after_failure = out.exists()
+    failed_requests = list(endpoint.requests)
+    model.fail_from = None
+    endpoint.requests.clear()
+    resumed = _generate_cli(settings, tmp, *MODEL_ARGS, "--out", str(out), env=env)
+    resumed_requests = list(endpoint.requests)
+    uninterrupted = tmp / "uninterrupted.json"
+    _generate(_model_settings(offline, endpoint, tmp), uninterrupted, **MODEL_REQUEST)
+    return ModelRuns(failed, lines, written_after_failure, failed_requests, resumed, resumed_requests, out,
+                     uninterrupted)
 
 
 def test_a_failing_model_keeps_what_was_made_and_the_same_command_resumes(model_runs) -> None:
-    first, (lines, written_after_failure), first_requests, second, second_requests, out = model_runs
-    partial = out.with_name(out.name + ".partial.jsonl")
-    assert first.returncode == 1 and first.stdout == ""
-    assert first.stderr.count("\n") == 1 and first.stderr.startswith("error: the model failed after ")
-    assert "HTTP 500" in first.stderr and str(partial) in first.stderr
-    assert first.stderr.rstrip().endswith("run the same command again to resume")
+    runs = model_runs
+    out, partial = runs.out, runs.out.with_name(runs.out.name + ".partial.jsonl")
+    failed = runs.failed
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert failed.stderr.count("\n") == 1 and failed.stderr.startswith("error: the model failed after ")
+    assert "HTTP 500" in failed.stderr and str(partial) in failed.stderr
+    assert failed.stderr.rstrip().endswith("run the same command again to resume")
     # the two answered calls made two decisions, kept in the partial file under its header
-    assert len(first_requests) == FAIL_FROM and len(lines) == 1 + (FAIL_FROM - 1)
-    assert "fingerprint" in json.loads(lines[0])
-    decided = [json.loads(line) for line in lines[1:]]
+    assert len(runs.failed_requests) == FAIL_FROM and len(runs.partial_lines) == 1 + (FAIL_FROM - 1)
+    assert "fingerprint" in json.loads(runs.partial_lines[0])
+    decided = [json.loads(line) for line in runs.partial_lines[1:]]
     assert all(d["record"] is not None or d["reason"] for d in decided)
-    assert not written_after_failure
+    assert not runs.written_after_failure
 
-    assert second.returncode == 0, second.stderr
+    assert runs.resumed.returncode == 0, runs.resumed.stderr
     summary = _summary_of(out)
     assert summary["resumed_decisions"] == len(decided) > 0
     assert not partial.exists()
@@ -465,21 +498,23 @@ def test_a_failing_model_keeps_what_was_made_and_the_same_command_resumes(model_
     kept_before = [d["record"]["query"] for d in decided if d["record"]]
     assert kept_before and set(kept_before) <= {q["query"] for q in questions}
     # what was decided is not asked again (no response cache: --no-cache)
-    asked_before = {json.dumps(r["messages"]) for r in first_requests[:FAIL_FROM - 1]}
-    assert not asked_before & {json.dumps(r["messages"]) for r in second_requests}
-    assert summary["model_usage"]["calls"] == len(second_requests)
+    asked_before = {json.dumps(r["messages"]) for r in runs.failed_requests[:FAIL_FROM - 1]}
+    assert not asked_before & {json.dumps(r["messages"]) for r in runs.resumed_requests}
+    assert summary["model_usage"]["calls"] == len(runs.resumed_requests)
+    # stopped and resumed, the file is the one a run without the failure writes
+    assert out.read_bytes() == runs.uninterrupted.read_bytes()
 
 
 def test_the_model_path_is_labelled_and_unmapped_pieces_are_dropped(model_runs) -> None:
-    *_, second, second_requests, out = model_runs
-    assert second.returncode == 0, second.stderr
+    out = model_runs.out
+    assert model_runs.resumed.returncode == 0, model_runs.resumed.stderr
     questions = json.loads(out.read_text(encoding="utf-8"))
     summary = _summary_of(out)
     assert summary["strategy"] == "model openai:scripted"
     for q in questions:
         assert q["made_by"]["strategy"] == "model" and q["made_by"]["model"] == "openai:scripted"
         assert q["made_by"]["prompt_version"] == "generate-v1"
-        assert q["hops"] == len(q["evidence_list"])
+        assert q["hops"] == len(q["evidence_list"]) and q["answer"].strip()
     usage = summary["model_usage"]
     assert usage["calls"] > 0 and usage["failures"] == 0 and usage["prompt_tokens"] > 0
     # the answerability check: the scripted model abstains, so it is right on the null questions only
@@ -491,7 +526,8 @@ def test_the_model_path_is_labelled_and_unmapped_pieces_are_dropped(model_runs) 
     assert answerable["model"] == "openai:scripted"
     assert answerable["sample"] == sum(min(per_type, n) for n in by_type.values())
     assert answerable["answered_right"] == min(per_type, by_type.get("null_query", 0))
-    assert sum(1 for r in second_requests if r["messages"][0]["content"] == ANSWER_SYSTEM) == answerable["sample"]
+    asked = [r for r in model_runs.resumed_requests if r["messages"][0]["content"] == ANSWER_SYSTEM]
+    assert len(asked) == answerable["sample"]
     # MHTS: the invented piece maps to no chunk and is dropped; hops count the mapped pieces only
     trees = [q for q in questions if q["construction"] == "mhts"]
     assert trees
@@ -501,6 +537,31 @@ def test_the_model_path_is_labelled_and_unmapped_pieces_are_dropped(model_runs) 
         assert not any("Zorblax" in e["fact"] for e in q["evidence_list"])
         assert normalise(q["answer"]) not in normalise(q["query"])
     assert summary["checks"]["verbatim_share"] == 1.0
+    assert summary["checks"]["rejected"].get("empty answer") == 1    # the MHTS reply without an answer
+
+
+def test_a_model_failing_in_the_answerability_check_keeps_the_questions(scripted_model, offline, tmp_path) -> None:
+    from mhgraph.app.generation import generate_questions
+    from mhgraph.errors import MhgraphError
+
+    model, endpoint = scripted_model
+    settings = _model_settings(offline, endpoint, tmp_path)
+    request = GenerateRequest(types="null", n=2, answer_check=2)
+    out = tmp_path / "checked.json"
+    partial = out.with_name(out.name + ".partial.jsonl")
+    model.fail_from, model.fail_on = None, ANSWER_SYSTEM
+    try:
+        with pytest.raises(MhgraphError) as failed:
+            generate_questions(settings, request, out, cache=False)
+    finally:
+        model.fail_on = None
+    message = str(failed.value)
+    assert message.startswith("the model failed in the answerability check (") and "HTTP 500" in message
+    assert message.endswith(f"the questions are kept in {partial}: run the same command again to resume")
+    assert not out.exists() and len(partial.read_text(encoding="utf-8").splitlines()) == 1 + 2
+    made = generate_questions(settings, request, out, cache=False)
+    assert made.summary["resumed_decisions"] == 2 and made.summary["checks"]["answerable"]["sample"] == 2
+    assert len(json.loads(out.read_text(encoding="utf-8"))) == 2 and not partial.exists()
 
 
 # -- 10. without a server ----------------------------------------------------------------------

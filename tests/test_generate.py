@@ -31,6 +31,7 @@ from mhgraph.generate.writers import (
     ANSWER_SYSTEM,
     COMPOSE_SYSTEM,
     DECOMPOSE_SYSTEM,
+    PROMPT_VERSION,
     QUESTION_SYSTEM,
     WRITE_SYSTEM,
 )
@@ -387,11 +388,13 @@ class ScriptedModel:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if (self.fail_from is not None and self.calls >= self.fail_from) or system == self.fail_on:
             return Step(status=500, error="the model crashed")
-        if system == WRITE_SYSTEM:
-            answer = re.search(r"^Answer: (.*)$", user, re.MULTILINE).group(1)
-            facts = [re.sub(r"^\d+\. (\([^)]*\) )?", "", line) for line in user.split("Facts:\n", 1)[1].splitlines()]
-            invented = re.search(r"^Invented entity \(not in the corpus\): (.*)$", user, re.MULTILINE)
-            gists = [" ".join(self._without(f, answer).split()[:12]) for f in facts]
+        if system == WRITE_SYSTEM:     # the task (its answer, or the invented name), then the facts
+            task, facts_text = user.split("\nFacts:\n", 1)
+            invented = re.search(r"about (.+), an entity that does not exist", task)
+            answer = re.search(r"answer is (.+?)\.(?: It must|$)", task)
+            assert invented or answer, task
+            facts = [re.sub(r"^\d+\. (\([^)]*\) )?", "", line) for line in facts_text.splitlines()]
+            gists = [" ".join(self._without(f, answer.group(1) if answer else "").split()[:12]) for f in facts]
             if invented:
                 reply = {"question": f"What did the reports say about {invented.group(1)}, given that {gists[0]}?"}
             else:
@@ -513,7 +516,7 @@ def test_the_model_path_is_labelled_and_unmapped_pieces_are_dropped(model_runs) 
     assert summary["strategy"] == "model openai:scripted"
     for q in questions:
         assert q["made_by"]["strategy"] == "model" and q["made_by"]["model"] == "openai:scripted"
-        assert q["made_by"]["prompt_version"] == "generate-v1"
+        assert q["made_by"]["prompt_version"] == PROMPT_VERSION
         assert q["hops"] == len(q["evidence_list"]) and q["answer"].strip()
     usage = summary["model_usage"]
     assert usage["calls"] > 0 and usage["failures"] == 0 and usage["prompt_tokens"] > 0

@@ -276,7 +276,7 @@ def _listing(folder: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--corpus", "nope"), r"no corpus 'nope' in the graph \(corpora: .*sample.*\)"),
-    (("--corpus", "sample", "--hops", "2-6"), r"--hops: hops must be within 1-4 and low <= high, got 2-6"),
+    (("--corpus", "sample", "--hops", "2-6"), r"--hops: hops must be within 2-4 and low <= high, got 2-6"),
     (("--corpus", "sample", "--hops", "two"), r"--hops: expected LOW-HIGH, got 'two'"),
     (("--corpus", "sample", "--types", "inference,trivia"),
      r"--types: unknown question type trivia; choose from inference, comparison, temporal, null"),
@@ -604,8 +604,9 @@ def test_best_sentence_picks_the_sentence_that_holds_the_claim() -> None:
 
 
 @pytest.mark.parametrize(("values", "field", "message"), [
-    ({"hops": "2-6"}, "hops", "hops must be within 1-4 and low <= high, got 2-6"),
-    ({"hops": "3-2"}, "hops", "hops must be within 1-4 and low <= high, got 3-2"),
+    ({"hops": "2-6"}, "hops", "hops must be within 2-4 and low <= high, got 2-6"),
+    ({"hops": "3-2"}, "hops", "hops must be within 2-4 and low <= high, got 3-2"),
+    ({"hops": "1-1"}, "hops", "hops must be within 2-4 and low <= high, got 1-1"),
     ({"hops": "two"}, "hops", "expected LOW-HIGH, got 'two'"),
     ({"types": "inference,trivia"}, "types",
      "unknown question type trivia; choose from inference, comparison, temporal, null"),
@@ -659,3 +660,24 @@ def test_quotas_sum_to_n_and_follow_the_type_shares(n, types, construction) -> N
 def test_quotas_at_the_published_total_are_the_published_counts() -> None:
     asked = quotas(GenerateRequest(n=sum(TYPE_SHARES.values()), construction="multihop-rag"))
     assert {t: asked[("multihop-rag", t)] for t in TYPE_SHARES} == TYPE_SHARES
+
+
+def test_the_partial_file_resumes_only_its_own_request(tmp_path: Path) -> None:
+    from mhgraph.generate.pipeline import Outcome, Progress
+
+    path = tmp_path / "q.json.partial.jsonl"
+    first = Progress(path, "fp-a")
+    first.add(Outcome("k1", "multihop-rag", "inference_query", None, "near-duplicate of a question kept before"))
+    first.close(finished=False)
+    again = Progress(path, "fp-a")                  # the same request: its decisions come back
+    assert not again.replaced and set(again.done) == {"k1"}
+    again.close(finished=False)
+    other = Progress(path, "fp-b")                  # another request: started afresh, and said so
+    assert other.replaced and other.done == {}
+    other.close(finished=False)
+    assert path.read_text(encoding="utf-8").splitlines() == ['{"fingerprint": "fp-b"}']
+    path.write_text("{not json\n", encoding="utf-8")   # an unreadable header is no crash
+    broken = Progress(path, "fp-b")
+    assert broken.replaced and broken.done == {}
+    broken.close(finished=True)
+    assert not path.exists()

@@ -86,10 +86,15 @@ class Progress:
     def __init__(self, path: Path, fingerprint: str) -> None:
         self.path, self.fingerprint = path, fingerprint
         self.done: dict[str, Outcome] = {}
+        self.replaced = False          # a partial file of another request was there, and is replaced
         if path.is_file():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            header = json.loads(lines[0]) if lines else {}
-            if header.get("fingerprint") == fingerprint:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            try:
+                header = json.loads(lines[0]) if lines else {}
+            except json.JSONDecodeError:
+                header = {}
+            self.replaced = header.get("fingerprint") != fingerprint
+            if not self.replaced:
                 for line in lines[1:]:
                     try:
                         row = json.loads(line)
@@ -119,7 +124,9 @@ def partial_path(out: Path) -> Path:
 
 
 def fingerprint(request: GenerateRequest, pool: ClaimPool, writer: QuestionWriter, claims_by: list[str]) -> str:
-    data = {"format": FORMAT_VERSION, "request": request.model_dump(mode="json"), "corpus": pool.corpus,
+    # what changes a decision; the answerability check comes after them all
+    data = {"format": FORMAT_VERSION, "request": request.model_dump(mode="json", exclude={"answer_check"}),
+            "corpus": pool.corpus,
             "claims": len(pool.claims), "claims_by": sorted(claims_by), "writer": writer.label,
             "prompt": writer.prompt_version}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
@@ -147,6 +154,8 @@ class Generator:
         outcomes: list[Outcome] = []
         records: list[dict[str, Any]] = []
         notes: list[str] = []
+        if state.replaced:
+            notes.append(f"{state.path} held the decisions of another request (or was unreadable): started afresh")
         resumed = 0
         try:
             for (construction, qtype), wanted in asked.items():

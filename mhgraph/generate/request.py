@@ -54,8 +54,8 @@ class GenerateRequest(BaseModel):
     @classmethod
     def _hops_ordered(cls, value):
         low, high = value
-        if not 1 <= low <= high <= 4:
-            raise ValueError(f"hops must be within 1-4 and low <= high, got {low}-{high}")
+        if not 2 <= low <= high <= 4:   # one fact is no multi-hop question; MultiHop-RAG's have 2 to 4
+            raise ValueError(f"hops must be within 2-4 and low <= high, got {low}-{high}")
         return value
 
     @field_validator("difficulty")

@@ -681,3 +681,49 @@ def test_the_partial_file_resumes_only_its_own_request(tmp_path: Path) -> None:
     assert broken.replaced and broken.done == {}
     broken.close(finished=True)
     assert not path.exists()
+
+
+class CarelessModel:
+    """Writes questions that break their form: inference questions that say where the answer is, and
+    comparison questions that either are no yes/no question or name a report's entity."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @staticmethod
+    def _without_names(text: str) -> str:   # capitalised words out, so the answer is not contained
+        return re.sub(r"\b[A-Z]\w*", "it", text)
+
+    def __call__(self, body: dict) -> Step:
+        self.calls += 1
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system == ANSWER_SYSTEM:
+            return Step(json.dumps({"answer": NULL_ANSWER}))
+        assert system == WRITE_SYSTEM, system[:60]
+        task, facts_text = user.split("\nFacts:\n", 1)
+        fact = re.sub(r"^\d+\. (\([^)]*\) )?", "", facts_text.splitlines()[0])
+        if task.startswith("Write a question whose answer is"):
+            question = f"Which one is meant, given that {self._without_names(fact)} The answer is in the first report."
+        elif self.calls % 2:
+            question = f"Which is it, given that {fact}?"
+        else:
+            question = f"Do these reports concern the same entity as this one: {fact}?"
+        return Step(json.dumps({"question": question}))
+
+
+def test_questions_that_break_their_form_are_rejected(sample_claims, offline, tmp_path) -> None:
+    endpoint = ScriptedServer(default=CarelessModel())
+    try:
+        questions, summary = _generate(_model_settings(offline, endpoint, tmp_path), tmp_path / "careless.json",
+                                       types="inference,comparison", construction="multihop-rag", n=6,
+                                       answer_check=0)
+    finally:
+        endpoint.close()
+    rejected = summary["checks"]["rejected"]
+    assert rejected.get("the question states its answer", 0) >= 1
+    assert rejected.get("a yes/no answer to a question that is not a yes/no question", 0) >= 1
+    assert not [q for q in questions if q["question_type"] == "inference_query"]   # each one stated its answer
+    for q in questions:     # a comparison kept is a yes/no question naming none of its reports' targets
+        assert q["query"].startswith("Do ")
+        targets = _claim_targets(sample_claims, offline.neo4j_database, q["claims"])
+        assert not any(t and t[1] and t[1].lower() in q["query"].lower() for t in targets.values())

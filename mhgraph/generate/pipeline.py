@@ -35,7 +35,7 @@ import numpy as np
 from mhgraph.errors import MhgraphError
 from mhgraph.eval.difficulty import bin_label
 from mhgraph.eval.gold import contains_fact, normalise
-from mhgraph.generate.candidate import INFERENCE, NULL, Candidate
+from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, Candidate
 from mhgraph.generate.facts import content_words
 from mhgraph.generate.pool import ClaimPool
 from mhgraph.generate.request import GenerateRequest, quotas
@@ -44,6 +44,7 @@ from mhgraph.llm.base import LLMError, LLMOutputError
 
 FORMAT_VERSION = 1
 YES_NO = {"Yes", "No"}
+ANSWER_GIVEN = re.compile(r"\bthe answer is\b", re.I)
 YES_NO_QUESTION = re.compile(r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE)
 # common words that say nothing of a fact (a question sharing only these with a fact does not use it)
 COMMON = frozenset(["that", "this", "these", "those", "with", "from", "have", "were", "they", "their", "them", "about", "which", "would", "said", "says", "will", "been", "also", "more", "than", "into", "after", "before", "over", "what", "when", "where", "while", "there", "here", "such", "some", "other", "being", "does", "only", "just", "very", "most", "much", "many", "article", "report", "reports", "reported", "according"])
@@ -224,6 +225,11 @@ class Generator:
         if (candidate.question_type == INFERENCE and written.answer
                 and normalise(written.answer) in normalise(written.query)):
             raise Rejected("the question contains its answer")
+        if ANSWER_GIVEN.search(written.query):
+            raise Rejected("the question states its answer")
+        if candidate.question_type == COMPARISON and any(
+                normalise(name) in normalise(written.query) for name in self._targets(candidate)):
+            raise Rejected("the comparison names the entity it asks about")
         if written.answer in YES_NO and not YES_NO_QUESTION.match(written.query):
             raise Rejected("a yes/no answer to a question that is not a yes/no question")
         if candidate.question_type == NULL and normalise(candidate.extra.get("fake", "")) not in normalise(written.query):
@@ -245,6 +251,9 @@ class Generator:
             best_score = round(float(np.max(pool.chunk_vectors @ vector)), 4)
         self.kept_vectors.append(vector)
         return self._as_record(candidate, written, hops, difficulty, best_score)
+
+    def _targets(self, candidate: Candidate) -> set[str]:
+        return {t for c in candidate.claims if (t := self.pool.claims[c].target) and len(t) >= 3}
 
     def _gold_rows(self, facts: list[tuple[str, str]]) -> list[int]:
         """Rows of pool.chunk_vectors: per fact, the chunks of its article that contain it."""

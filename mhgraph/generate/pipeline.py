@@ -44,7 +44,7 @@ from mhgraph.llm.base import LLMError, LLMOutputError
 
 FORMAT_VERSION = 1
 YES_NO = {"Yes", "No"}
-ANSWER_GIVEN = re.compile(r"\bthe answer is\b", re.I)
+ANSWER_GIVEN = re.compile(r"\bthe answer is\b", re.IGNORECASE)
 YES_NO_QUESTION = re.compile(r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE)
 # common words that say nothing of a fact (a question sharing only these with a fact does not use it)
 COMMON = frozenset(["that", "this", "these", "those", "with", "from", "have", "were", "they", "their", "them", "about", "which", "would", "said", "says", "will", "been", "also", "more", "than", "into", "after", "before", "over", "what", "when", "where", "while", "there", "here", "such", "some", "other", "being", "does", "only", "just", "very", "most", "much", "many", "article", "report", "reports", "reported", "according"])

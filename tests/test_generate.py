@@ -727,3 +727,29 @@ def test_questions_that_break_their_form_are_rejected(sample_claims, offline, tm
         assert q["query"].startswith("Do ")
         targets = _claim_targets(sample_claims, offline.neo4j_database, q["claims"])
         assert not any(t and t[1] and t[1].lower() in q["query"].lower() for t in targets.values())
+
+
+def test_a_flat_corpus_without_metadata_skips_temporal_with_a_note(sample_claims, settings, embedder, offline,
+                                                                   tmp_path) -> None:
+    """The flat Title:/Passage: form has titles only: no dates (temporal questions are skipped and
+    the summary says so) and no sources (reports are named by order); the other types work."""
+    from mhgraph.ingest.pipeline import ingest_corpus
+
+    flat = tmp_path / "sample-flat.txt"
+    flat.write_text("".join(f"Title: {a['title']}\nPassage: {a['body']}\n<endofpassage>\n" for a in ARTICLES),
+                    encoding="utf-8")
+    ingest_corpus(flat, dataclasses.replace(settings, corpus="sample-flat"), sample_claims, embedder=embedder,
+                  progress=False)
+    out = tmp_path / "flat-questions.json"
+    questions, summary = _generate(dataclasses.replace(offline, corpus="sample-flat"), out, n=30, seed=1)
+    types = {q["question_type"] for q in questions}
+    assert "temporal_query" not in types and {"inference_query", "comparison_query", "null_query"} <= types
+    assert summary["by_type"]["temporal_query"]["written"] == 0
+    assert any(n.startswith("temporal: skipped") for n in summary["notes"])
+    assert any(n.startswith("no sources in this corpus") for n in summary["notes"])
+    assert summary["checks"]["verbatim_share"] == 1.0
+    for q in questions:
+        assert " article" not in q["query"]          # no outlet to name: "a report", "another report"
+        for e in q["evidence_list"]:
+            assert e["title"] in BY_TITLE and e["fact"] in BY_TITLE[e["title"]]["body"]
+            assert e["source"] == e["published_at"] == e["url"] == ""

@@ -130,25 +130,39 @@ def overlap(path: Path) -> dict[str, Any]:
                 "share_ge_0.8": sum(x >= 0.8 for x in v) / len(v)} for k, v in sorted(values.items())}
 
 
-def calibration(results: Path, min_bin: int, max_bins: int = 12) -> dict[str, Any] | None:
-    """Equal-count D bins (the most bins with every bin >= min_bin), bin mean D vs vector's miss rate."""
+def _bins(pts: list[tuple[float, int, float]], bins: int) -> list[dict[str, float]]:
+    edges = quantile_edges([d for d, _, _ in pts], bins)
+    groups = [[p for p in pts if lo <= p[0] < hi] for lo, hi in zip(edges, edges[1:])]
+    rows = [{"lo": lo, "hi": hi, "n": len(g), "mean_d": statistics.fmean(p[0] for p in g),
+             "recall@10": statistics.fmean(p[2] for p in g)} for lo, hi, g in zip(edges, edges[1:], groups) if g]
+    for r in rows:
+        r["miss"] = 1 - r["recall@10"]
+    return rows
+
+
+def _r(rows: list[dict[str, float]]) -> tuple[float | None, float | None]:
+    if len(rows) < 3:
+        return None, None
+    r = pearsonr([b["mean_d"] for b in rows], [b["miss"] for b in rows])
+    return float(r.statistic), float(r.pvalue)
+
+
+def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, Any] | None:
+    """Equal-count D bins: the headline uses the most bins up to max_bins with every bin >= min_bin; bin mean D
+    vs vector's miss rate (official Recall@10); r for every other bin count allowed, as a sensitivity check."""
     if not results.is_file():
         return None
     pts = [(q["difficulty"]["value"], q["difficulty"]["hops"], q["official"]["recall@10"]) for q in load(results)
            if q.get("difficulty") and q.get("official")]
-    for bins in range(max_bins, 1, -1):
-        edges = quantile_edges([d for d, _, _ in pts], bins)
-        groups = [[p for p in pts if lo <= p[0] < hi] for lo, hi in zip(edges, edges[1:])]
-        if all(len(g) >= min_bin for g in groups):
-            break
-    rows = [{"lo": lo, "hi": hi, "n": len(g), "mean_d": statistics.fmean(p[0] for p in g),
-             "recall@10": statistics.fmean(p[2] for p in g)} for lo, hi, g in zip(edges, edges[1:], groups)]
-    for r in rows:
-        r["miss"] = 1 - r["recall@10"]
-    out: dict[str, Any] = {"questions": len(pts), "bins": rows}
-    if len(rows) >= 3:
-        r = pearsonr([b["mean_d"] for b in rows], [b["miss"] for b in rows])
-        out.update(r=float(r.statistic), p=float(r.pvalue))
+    allowed = {b: rows for b in range(3, min(20, len(pts) // min_bin) + 1)
+               if (rows := _bins(pts, b)) and all(r["n"] >= min_bin for r in rows)}
+    if not allowed:
+        return {"questions": len(pts), "bins": [], "note": f"fewer than 3 bins of {min_bin}"}
+    head = max((b for b in allowed if b <= max_bins), default=min(allowed))
+    rows = allowed[head]
+    out: dict[str, Any] = {"questions": len(pts), "bins": rows, "bin_count": head}
+    out["r"], out["p"] = _r(rows)
+    out["sensitivity"] = {b: dict(zip(("r", "p"), _r(r))) for b, r in sorted(allowed.items())}
     by_h: dict[int, list[float]] = {}
     for _, h, rec in pts:
         by_h.setdefault(h, []).append(rec)
@@ -179,12 +193,16 @@ def tau_cell(t: dict[str, Any]) -> str:
 def calibration_lines(title: str, cal: dict[str, Any] | None) -> list[str]:
     if cal is None:
         return [f"{title}: not run.", ""]
+    if not cal["bins"]:
+        return [f"{title}: {cal['questions']} questions, {cal['note']}.", ""]
     lines = [f"{title}: {cal['questions']} questions with gold evidence, {len(cal['bins'])} equal-count D bins; "
              f"**Pearson r = {f(cal.get('r'))}** (p = {fmt_p(cal.get('p'))}) between a bin's mean D and vector's "
              f"miss rate; per question r = {f(cal['r_questions'])}."
              + (f" By hop count h alone (bins of ≥ the minimum): r = {f(cal.get('r_hops'))}."
                 if cal.get("r_hops") is not None else " By hop count alone: fewer than 3 values of h with enough "
-                "questions, no r."), ""]
+                "questions, no r.")
+             + " Pearson r for every bin count whose bins all hold enough questions (sensitivity): "
+             + ", ".join(f"{b} bins {f(v['r'])}" for b, v in cal["sensitivity"].items()) + ".", ""]
     lines += table(["D bin", "questions", "mean D", "vector Recall@10", "miss rate"],
                    [[f"[{b['lo']:.3f}, {b['hi']:.3f})", str(b["n"]), f(b["mean_d"]), f(b["recall@10"]), f(b["miss"])]
                     for b in cal["bins"]])

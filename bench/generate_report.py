@@ -99,7 +99,12 @@ def dev_figures(method: str, runs_dev: Path, recorded: Path) -> dict[str, Any]:
                 "source": f"recorded: bench/results/architecture-rerun-multihop-rag.json, run {ref[5:]} (new code), "
                           f"{run['new_args']}"}
     rep = load(recorded / ref)
-    return {**figures(rep), "source": f"recorded: bench/results/{ref}", "report": rep}
+    fig = {**figures(rep), "source": f"recorded: bench/results/{ref}", "report": rep}
+    if fig["recall@10"] is None:   # recorded before the official rule had Recall@10: our rule's, as a stand-in
+        fig["recall@10"] = (rep.get("overall") or {}).get("ranking", {}).get("recall@10")
+        fig["recall_rule"] = "ours (stand-in: the official Recall@10 was not recorded)"
+        fig["source"] += " (Recall@10: our rule's, as the official one was not recorded for this run)"
+    return fig
 
 
 def tau(gen: dict[str, float | None], dev: dict[str, float | None], methods: list[str]) -> dict[str, Any]:
@@ -318,9 +323,13 @@ def main(argv: list[str] | None = None) -> int:
                      f(g.get("hits@10")), str(taus["hits@10"]["ranks_generated"].get(m, "-")),
                      f(d.get("hits@10")), str(taus["hits@10"]["ranks_dev"].get(m, "-")),
                      f(g.get("recall@10")), str(taus["recall@10"]["ranks_generated"].get(m, "-")),
-                     f(d.get("recall@10")), str(taus["recall@10"]["ranks_dev"].get(m, "-"))])
+                     f(d.get("recall@10")) + ("*" if d.get("recall_rule") else ""),
+                     str(taus["recall@10"]["ranks_dev"].get(m, "-"))])
     L += table(["method", "arguments", "Hits@10 generated", "rank", "Hits@10 dev", "rank",
                 "Recall@10 generated", "rank", "Recall@10 dev", "rank"], rows)
+    if any(dev[m].get("recall_rule") for m in methods):
+        L += ["", "\\* our rule's Recall@10 (the official one was not recorded for that run); on this split the two "
+                  "rules' Recall@10 differ by less than 0.01 for every other method."]
     L += ["", "Kendall's τ (τ-b, two-sided p) between the two columns:", ""]
     L += table(["metric", "all methods", "without claims"],
                [[k, tau_cell(v["all"]), tau_cell(v["without_claims"])] for k, v in taus.items()])

@@ -203,7 +203,8 @@ def calibration_lines(title: str, cal: dict[str, Any] | None) -> list[str]:
     lines = [f"{title}: {cal['questions']} questions with gold evidence, {len(cal['bins'])} equal-count D bins; "
              f"**Pearson r = {f(cal.get('r'))}** (p = {fmt_p(cal.get('p'))}) between a bin's mean D and vector's "
              f"miss rate; per question r = {f(cal['r_questions'])}."
-             + (f" By hop count h alone (bins of ≥ the minimum): r = {f(cal.get('r_hops'))}."
+             + (f" By hop count h alone (bins of ≥ the minimum): r = {f(cal.get('r_hops'))} (p = {fmt_p(cal.get('p_hops'))}, "
+                f"{len([b for b in cal['by_hops'] if b['n'] >= 50])} points)."
                 if cal.get("r_hops") is not None else " By hop count alone: fewer than 3 values of h with enough "
                 "questions, no r.")
              + " Pearson r for every bin count whose bins all hold enough questions (sensitivity): "

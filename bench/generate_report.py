@@ -176,6 +176,11 @@ def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, An
     if len(kept) >= 3:
         r = pearsonr([b["h"] for b in kept], [b["miss"] for b in kept])
         out.update(r_hops=float(r.statistic), p_hops=float(r.pvalue))
+    # diagnostic: D with a heavier weight on s (D_lambda = h - lambda s), same bin count as the headline
+    sim = [(q["difficulty"]["hops"], q["difficulty"]["similarity"], q["official"]["recall@10"]) for q in load(results)
+           if q.get("difficulty") and q.get("official")]
+    out["lambda_sweep"] = {lam: _r(_bins([(h - lam * s_, h, rec) for h, s_, rec in sim], head))[0]
+                           for lam in (1, 2, 3, 4, 6, 8)}
     q = pearsonr([p[0] for p in pts], [1 - p[2] for p in pts])
     out.update(r_questions=float(q.statistic), p_questions=float(q.pvalue))
     return out
@@ -208,7 +213,9 @@ def calibration_lines(title: str, cal: dict[str, Any] | None) -> list[str]:
                 if cal.get("r_hops") is not None else " By hop count alone: fewer than 3 values of h with enough "
                 "questions, no r.")
              + " Pearson r for every bin count whose bins all hold enough questions (sensitivity): "
-             + ", ".join(f"{b} bins {f(v['r'])}" for b, v in cal["sensitivity"].items()) + ".", ""]
+             + ", ".join(f"{b} bins {f(v['r'])}" for b, v in cal["sensitivity"].items()) + ". Diagnostic, not the "
+             "MHTS D: with D = h − λ·s, the same bin count gives r = "
+             + ", ".join(f"{f(v)} (λ {k})" for k, v in cal["lambda_sweep"].items()) + ".", ""]
     lines += table(["D bin", "questions", "mean D", "vector Recall@10", "miss rate"],
                    [[f"[{b['lo']:.3f}, {b['hi']:.3f})", str(b["n"]), f(b["mean_d"]), f(b["recall@10"]), f(b["miss"])]
                     for b in cal["bins"]])

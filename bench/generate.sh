@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# `mhgraph generate` measured (issue 25): generated questions against the real ones. On corpus NAME
+# (default multihop-rag, ingested from the official corpus.json, its claim layer built) it
+#   generate  writes N (default 1,000) questions offline (--llm-backend none, seed 0), timed;
+#   eval      runs the eight methods on them, one run each, with the arguments of the recorded
+#             development-split runs (bench/architecture_rerun.py's RUNS table); treehop uses the
+#             packaged model (trained on the development split's questions, never on these);
+#   dev       a fresh vector -k 10 run on the development split (per-question D and Recall@10, for
+#             the calibration; the other methods' development figures are the recorded ones);
+#   kfold     treehop on the development split with the k-fold models of bench/treehop.sh (each
+#             question scored by the fold model that never saw it; trained here when missing);
+#   flat      corpus NAME-flat (corpus.txt, no metadata, claim layer built): N questions generated
+#             offline (temporal skipped, with a note), then FLAT_METHODS on the generated-flat set
+#             and on the development split scored against the flat corpus (gold matched by fact text);
+#   local     LOCAL_N (default 8) questions with the local model (--llm-backend local), timed.
+# Then bench/generate_report.py writes bench/results/generate-NAME.md and .json; each run's summary
+# is copied to bench/results/generate-NAME/ (the generated question files are not: regenerate them,
+# same corpus + seed + settings = same file).
+#   bash bench/generate.sh [NAME] [STEP...]     (steps: generate eval dev kfold flat local report;
+#                                                default all; RESUME=1 keeps finished runs and files)
+# ONLY="vector bm25" limits the eight methods; OUT (default runs/bench-generate) holds files and runs.
+# Environment of the recorded run: source /work/gen-env.sh (its own Neo4j server, offline LLM backend).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NAME=${1:-multihop-rag}
+shift || true
+STEPS=${*:-generate eval dev kfold flat local report}
+DEV=${DEV:-../shared/data/multihop-rag/MultiHopRAG.json}
+N=${N:-1000}
+LOCAL_N=${LOCAL_N:-8}
+FLAT=${FLAT:-$NAME-flat}
+FLAT_METHODS=${FLAT_METHODS:-vector bm25 hybrid ircot decompose claims treehop}
+OUT=${OUT:-runs/bench-generate}
+SUMMARIES=bench/results/generate-$NAME
+mkdir -p "$OUT/$NAME" "$OUT/$FLAT" "$SUMMARIES"
+[ -f "$DEV" ] || { echo "error: $DEV: file not found" >&2; exit 1; }
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+# gen CORPUS FILE TAG ARGS...: mhgraph generate, timed into $SUMMARIES/TAG-generate.json (with its summary)
+gen() {
+  local corpus=$1 file=$2 tag=$3; shift 3
+  if [ "${RESUME:-0}" = 1 ] && [ -f "$file" ] && [ -f "$SUMMARIES/$tag-generate.json" ]; then return; fi
+  rm -f "$file"
+  local cmd=(mhgraph generate --corpus "$corpus" --out "$file" --seed 0 --no-progress "$@")
+  echo "${cmd[*]}" >&2
+  local t0 t1 rc=0
+  t0=$(date +%s.%N)
+  "${cmd[@]}" > "$SUMMARIES/$tag-generate.txt" || rc=$?
+  t1=$(date +%s.%N)
+  python - "$SUMMARIES/$tag-generate.json" "$file" "$t0" "$t1" "$rc" "${cmd[*]}" <<'EOF'
+import json, sys
+from pathlib import Path
+out, file, t0, t1, rc, cmd = sys.argv[1:]
+summary = Path(file).with_name(Path(file).stem + ".summary.json")
+record = {"command": cmd, "wall_seconds": float(t1) - float(t0), "rc": int(rc),
+          "summary": json.loads(summary.read_text()) if summary.is_file() else None}
+Path(out).write_text(json.dumps(record, indent=1) + "\n")
+print(f"{cmd}: rc {rc}, {record['wall_seconds']:.1f} s", file=sys.stderr)
+EOF
+  return "$rc"
+}
+
+# the eight methods, with the recorded development-split runs' arguments (architecture_rerun.RUNS);
+# ONLY="vector bm25 ..." keeps those methods
+pick() { if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" ${1%%-*} "* ]]; then run "$@"; fi; }
+eight() {
+  pick vector-k10 --method vector -k 10
+  pick bm25-k10 --method bm25 -k 10
+  pick hybrid-k10 --method hybrid -k 10
+  pick metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank
+  pick treehop-packaged-k5-h2 --method treehop -k 5 --hops 2
+  pick ircot-offline-k5 --method ircot -k 5 --llm-backend none
+  pick decompose-offline-n3-k5 --method decompose --sub-questions 3 -k 5 --llm-backend none
+  pick claims-offline-k8 --method claims -k 8 --llm-backend none
+}
+
+ids=()
+source bench/eval_runs.sh
+GEN=$OUT/$NAME/questions.json
+if has generate; then gen "$NAME" "$GEN" generated --n "$N" --llm-backend none; fi
+if has eval; then
+  RUNS=$OUT/$NAME/runs-generated EVAL_CORPUS=$NAME QUESTIONS=$GEN SUMMARIES=$SUMMARIES/generated
+  mkdir -p "$RUNS" "$SUMMARIES"; eight
+fi
+SUMMARIES=bench/results/generate-$NAME
+if has dev; then
+  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
+  mkdir -p "$RUNS" "$SUMMARIES"; run vector-k10 --method vector -k 10
+fi
+SUMMARIES=bench/results/generate-$NAME
+if has kfold; then
+  MODELS=models/treehop-$NAME
+  [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
+    --terms q,c,gate --no-final --no-progress
+  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
+  mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+fi
+SUMMARIES=bench/results/generate-$NAME
+if has flat; then
+  GEN_FLAT=$OUT/$FLAT/questions.json
+  gen "$FLAT" "$GEN_FLAT" flat-generated --n "$N" --llm-backend none
+  declare -A FLAT_ARGS=([vector]="vector-k10 --method vector -k 10" [bm25]="bm25-k10 --method bm25 -k 10"
+    [hybrid]="hybrid-k10 --method hybrid -k 10" [ircot]="ircot-offline-k5 --method ircot -k 5 --llm-backend none"
+    [decompose]="decompose-offline-n3-k5 --method decompose --sub-questions 3 -k 5 --llm-backend none"
+    [claims]="claims-offline-k8 --method claims -k 8 --llm-backend none"
+    [treehop]="treehop-packaged-k5-h2 --method treehop -k 5 --hops 2"
+    [metarag]="metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank")
+  for set in generated dev; do
+    if [ "$set" = generated ]; then QUESTIONS=$GEN_FLAT; else QUESTIONS=$DEV; fi
+    RUNS=$OUT/$FLAT/runs-$set EVAL_CORPUS=$FLAT SUMMARIES=$SUMMARIES/flat-$set
+    mkdir -p "$RUNS" "$SUMMARIES"
+    # shellcheck disable=SC2086
+    for m in $FLAT_METHODS; do pick ${FLAT_ARGS[$m]}; done
+  done
+fi
+SUMMARIES=bench/results/generate-$NAME
+if has local; then   # the local model's seconds per question (a stratified slice of LOCAL_N; --no-cache: all calls count)
+  gen "$NAME" "$OUT/$NAME/questions-local.json" local --n "$LOCAL_N" --llm-backend local --no-cache --answer-check 0 \
+    || echo "local generation failed (see $SUMMARIES/local-generate.txt)" >&2
+fi
+if has report; then
+  python bench/generate_report.py --name "$NAME" --flat "$FLAT" --out "$OUT" --dev "$DEV" \
+    --command "bash $0 $NAME" ${NOTES:+--notes "$NOTES"} --json "bench/results/generate-$NAME.json" > "bench/results/generate-$NAME.md"
+  echo "written bench/results/generate-$NAME.md and .json"
+fi

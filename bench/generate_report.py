@@ -1,0 +1,428 @@
+"""The record of bench/generate.sh (issue 25, "Measured"): does a question set written by `mhgraph generate`
+rank the retrieval methods as the real questions do, and is its difficulty D calibrated?
+
+    python bench/generate_report.py --name multihop-rag --flat multihop-rag-flat --out runs/bench-generate \
+        --dev ../shared/data/multihop-rag/MultiHopRAG.json --command CMD --json bench/results/generate-NAME.json \
+        [--notes bench/generate_notes.md] > bench/results/generate-NAME.md
+
+Reads OUT/NAME/runs-generated/ID/report.json (the eight methods on the generated set), the development split's
+figure of each method (a fresh run under OUT/NAME/runs-dev/ when there is one, else the recorded summary named in
+DEV_RECORDED: the architecture rerun's figures, made with the current code and these arguments), the
+generation records (bench/results/generate-NAME/*-generate.json) and the question files. Computes
+
+- Kendall's tau (scipy.stats.kendalltau, tau-b, two-sided p) between the methods' official-rule Hits@10 on the
+  generated set and on the development split, and the same for Recall@10; with and without `claims`;
+  the discordant pairs (where the rankings disagree);
+- the lexical overlap (mhgraph.generate.pipeline.lexical_overlap: the share of a question's content words
+  its evidence facts hold) of every question set;
+- the difficulty calibration: per question D (computed by eval: h - mean cosine(question, gold chunks)) and
+  vector's official Recall@10 from the vector run's results.json; equal-count D bins
+  (mhgraph.eval.difficulty.quantile_edges) of at least MIN_BIN questions; Pearson r (scipy.stats.pearsonr)
+  between a bin's mean D and its miss rate 1 - Recall@10; also by hop count h alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import sys
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from scipy.stats import kendalltau, pearsonr
+
+from environment import describe, machine, versions
+from markdown import f, table
+
+from mhgraph.eval.difficulty import quantile_edges
+from mhgraph.generate.pipeline import lexical_overlap
+
+# method -> (run id on the generated set, its arguments)
+METHODS: dict[str, tuple[str, str]] = {
+    "vector": ("vector-k10", "--method vector -k 10"),
+    "bm25": ("bm25-k10", "--method bm25 -k 10"),
+    "hybrid": ("hybrid-k10", "--method hybrid -k 10 (linear ranker, alpha 0.5)"),
+    "metarag": ("metarag-rules-k10", "--method metarag --filter-extractor rules -k 10 --no-rerank"),
+    "treehop": ("treehop-packaged-k5-h2", "--method treehop -k 5 --hops 2"),
+    "ircot": ("ircot-offline-k5", "--method ircot -k 5 --llm-backend none"),
+    "decompose": ("decompose-offline-n3-k5", "--method decompose --sub-questions 3 -k 5 --llm-backend none"),
+    "claims": ("claims-offline-k8", "--method claims -k 8 --llm-backend none"),
+}
+# the development split's figure when no fresh run is under runs-dev/: (architecture rerun's run name, or a
+# summary under bench/results/)
+DEV_RECORDED: dict[str, str] = {
+    "vector": "arch:vector-k10", "bm25": "arch:bm25-k10", "hybrid": "arch:hybrid-linear-k10",
+    "metarag": "arch:metarag-rules-k10", "treehop": "treehop-multihop-rag/treehop-k5-h5-all.json",
+    "ircot": "arch:ircot-offline-k5", "decompose": "arch:decompose-offline-n3-k5", "claims": "arch:claims-offline-k8",
+}
+# the recorded dev-split summary per method (architecture_rerun.RUNS), for its per-type figures
+DEV_BY_TYPE: dict[str, str] = {
+    "vector": "baselines-multihop-rag/vector-k10.json", "bm25": "baselines-multihop-rag/bm25-k10.json",
+    "hybrid": "baselines-multihop-rag/hybrid-linear-k10.json", "metarag": "metarag-multihop-rag/metarag-rules-k10.json",
+    "treehop": "treehop-multihop-rag/treehop-k5-h5-all.json", "ircot": "reasoning-multihop-rag/ircot-offline-k5.json",
+    "decompose": "reasoning-multihop-rag/decompose-offline-n3-k5.json",
+    "claims": "claims-multihop-rag/claims-offline-k8.json",
+}
+DEV_FRESH = {"vector": "vector-k10", "treehop": "treehop-kfold-k5-h2"}   # runs-dev/ run ids preferred
+LABEL = {
+    "treehop": "treehop",
+    "ircot": "ircot (offline strategy)", "decompose": "decompose (offline strategy)",
+    "claims": "claims (offline claim layer)", "metarag": "metarag (rules filter)",
+}
+DEV_LABEL = "MultiHop-RAG, development split (2,045 questions)"
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def figures(report: dict[str, Any]) -> dict[str, float | None]:
+    off = (report.get("official") or {}).get("overall", {})
+    return {"hits@10": off.get("hits@10"), "recall@10": off.get("recall@10"), "n": off.get("n")}
+
+
+def dev_figures(method: str, runs_dev: Path, recorded: Path) -> dict[str, Any]:
+    fresh = DEV_FRESH.get(method)
+    if fresh and (runs_dev / fresh / "report.json").is_file():
+        rep = load(runs_dev / fresh / "report.json")
+        return {**figures(rep), "source": f"fresh run {runs_dev / fresh}", "report": rep}
+    ref = DEV_RECORDED[method]
+    if ref.startswith("arch:"):
+        arch = load(recorded / "architecture-rerun-multihop-rag.json")
+        run = next(r for r in arch["runs"] if r["run"] == ref[5:])
+        fig = run["figures"]["new"]
+        return {"hits@10": fig.get("official hits@10"), "recall@10": fig.get("official recall@10"),
+                "n": fig.get("scored"), "report": None,
+                "source": f"recorded: bench/results/architecture-rerun-multihop-rag.json, run {ref[5:]} (new code), "
+                          f"{run['new_args']}"}
+    rep = load(recorded / ref)
+    fig = {**figures(rep), "source": f"recorded: bench/results/{ref}", "report": rep}
+    if fig["recall@10"] is None:   # recorded before the official rule had Recall@10: our rule's, as a stand-in
+        fig["recall@10"] = (rep.get("overall") or {}).get("ranking", {}).get("recall@10")
+        fig["recall_rule"] = "ours (stand-in: the official Recall@10 was not recorded)"
+        fig["source"] += " (Recall@10: our rule's, as the official one was not recorded for this run)"
+    return fig
+
+
+def tau(gen: dict[str, float | None], dev: dict[str, float | None], methods: list[str]) -> dict[str, Any]:
+    both = [m for m in methods if gen.get(m) is not None and dev.get(m) is not None]
+    if len(both) < 3:
+        return {"methods": both, "tau": None, "p": None}
+    t = kendalltau([gen[m] for m in both], [dev[m] for m in both])
+    discordant = [(a, b) for a, b in combinations(both, 2) if (gen[a] - gen[b]) * (dev[a] - dev[b]) < 0]
+    return {"methods": both, "tau": float(t.statistic), "p": float(t.pvalue), "discordant": discordant,
+            "left_out": [m for m in methods if m not in both]}
+
+
+def ranks(values: dict[str, float | None]) -> dict[str, int]:
+    order = sorted((m for m in values if values[m] is not None), key=lambda m: -values[m])
+    return {m: i for i, m in enumerate(order, 1)}
+
+
+def overlap(path: Path) -> dict[str, Any]:
+    qs = load(path)
+    values: dict[str, list[float]] = {}
+    for q in qs:
+        facts = [e["fact"] for e in q.get("evidence_list") or []]
+        if facts:
+            v = lexical_overlap(q["query"], facts)
+            values.setdefault("all", []).append(v)
+            values.setdefault(q.get("question_type", "?"), []).append(v)
+    return {k: {"n": len(v), "mean": statistics.fmean(v), "median": statistics.median(v),
+                "share_ge_0.8": sum(x >= 0.8 for x in v) / len(v)} for k, v in sorted(values.items())}
+
+
+def _bins(pts: list[tuple[float, int, float]], bins: int) -> list[dict[str, float]]:
+    edges = quantile_edges([d for d, _, _ in pts], bins)
+    groups = [[p for p in pts if lo <= p[0] < hi] for lo, hi in zip(edges, edges[1:])]
+    rows = [{"lo": lo, "hi": hi, "n": len(g), "mean_d": statistics.fmean(p[0] for p in g),
+             "recall@10": statistics.fmean(p[2] for p in g)} for lo, hi, g in zip(edges, edges[1:], groups) if g]
+    for r in rows:
+        r["miss"] = 1 - r["recall@10"]
+    return rows
+
+
+def _r(rows: list[dict[str, float]]) -> tuple[float | None, float | None]:
+    if len(rows) < 3:
+        return None, None
+    r = pearsonr([b["mean_d"] for b in rows], [b["miss"] for b in rows])
+    return float(r.statistic), float(r.pvalue)
+
+
+def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, Any] | None:
+    """Equal-count D bins: the headline uses the most bins up to max_bins with every bin >= min_bin; bin mean D
+    vs vector's miss rate (official Recall@10); r for every other bin count allowed, as a sensitivity check."""
+    if not results.is_file():
+        return None
+    pts = [(q["difficulty"]["value"], q["difficulty"]["hops"], q["official"]["recall@10"]) for q in load(results)
+           if q.get("difficulty") and q.get("official")]
+    allowed = {b: rows for b in range(3, min(20, len(pts) // min_bin) + 1)
+               if (rows := _bins(pts, b)) and all(r["n"] >= min_bin for r in rows)}
+    if not allowed:
+        return {"questions": len(pts), "bins": [], "note": f"fewer than 3 bins of {min_bin}"}
+    head = max((b for b in allowed if b <= max_bins), default=min(allowed))
+    rows = allowed[head]
+    out: dict[str, Any] = {"questions": len(pts), "bins": rows, "bin_count": head}
+    out["r"], out["p"] = _r(rows)
+    out["sensitivity"] = {b: dict(zip(("r", "p"), _r(r))) for b, r in sorted(allowed.items())}
+    by_h: dict[int, list[float]] = {}
+    for _, h, rec in pts:
+        by_h.setdefault(h, []).append(rec)
+    out["by_hops"] = [{"h": h, "n": len(v), "miss": 1 - statistics.fmean(v)} for h, v in sorted(by_h.items())]
+    kept = [b for b in out["by_hops"] if b["n"] >= min_bin]
+    if len(kept) >= 3:
+        r = pearsonr([b["h"] for b in kept], [b["miss"] for b in kept])
+        out.update(r_hops=float(r.statistic), p_hops=float(r.pvalue))
+    # diagnostic: D with a heavier weight on s (D_lambda = h - lambda s), same bin count as the headline
+    sim = [(q["difficulty"]["hops"], q["difficulty"]["similarity"], q["official"]["recall@10"]) for q in load(results)
+           if q.get("difficulty") and q.get("official")]
+    out["lambda_sweep"] = {lam: _r(_bins([(h - lam * s_, h, rec) for h, s_, rec in sim], head))[0]
+                           for lam in (1, 2, 3, 4, 6, 8)}
+    q = pearsonr([p[0] for p in pts], [1 - p[2] for p in pts])
+    out.update(r_questions=float(q.statistic), p_questions=float(q.pvalue))
+    return out
+
+
+def gen_record(path: Path) -> dict[str, Any] | None:
+    return load(path) if path.is_file() else None
+
+
+def fmt_p(p: float | None) -> str:
+    return "-" if p is None else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}")
+
+
+def tau_cell(t: dict[str, Any]) -> str:
+    if t["tau"] is None:
+        return "-"
+    return f"τ = {t['tau']:.3f} (p = {fmt_p(t['p'])}, {len(t['methods'])} methods)"
+
+
+def calibration_lines(title: str, cal: dict[str, Any] | None) -> list[str]:
+    if cal is None:
+        return [f"{title}: not run.", ""]
+    if not cal["bins"]:
+        return [f"{title}: {cal['questions']} questions, {cal['note']}.", ""]
+    lines = [f"{title}: {cal['questions']} questions with gold evidence, {len(cal['bins'])} equal-count D bins; "
+             f"**Pearson r = {f(cal.get('r'))}** (p = {fmt_p(cal.get('p'))}) between a bin's mean D and vector's "
+             f"miss rate; per question r = {f(cal['r_questions'])}."
+             + (f" By hop count h alone (bins of ≥ the minimum): r = {f(cal.get('r_hops'))} (p = {fmt_p(cal.get('p_hops'))}, "
+                f"{len([b for b in cal['by_hops'] if b['n'] >= 50])} points)."
+                if cal.get("r_hops") is not None else " By hop count alone: fewer than 3 values of h with enough "
+                "questions, no r.")
+             + " Pearson r for every bin count whose bins all hold enough questions (sensitivity): "
+             + ", ".join(f"{b} bins {f(v['r'])}" for b, v in cal["sensitivity"].items()) + ". Diagnostic, not the "
+             "MHTS D: with D = h − λ·s, the same bin count gives r = "
+             + ", ".join(f"{f(v)} (λ {k})" for k, v in cal["lambda_sweep"].items()) + ".", ""]
+    lines += table(["D bin", "questions", "mean D", "vector Recall@10", "miss rate"],
+                   [[f"[{b['lo']:.3f}, {b['hi']:.3f})", str(b["n"]), f(b["mean_d"]), f(b["recall@10"]), f(b["miss"])]
+                    for b in cal["bins"]])
+    lines += ["", "By hop count h: " + "; ".join(f"h {b['h']}: {b['n']} questions, miss {f(b['miss'])}"
+                                               for b in cal["by_hops"]) + ".", ""]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--name", default="multihop-rag")
+    ap.add_argument("--flat", default=None)
+    ap.add_argument("--out", default="runs/bench-generate", type=Path)
+    ap.add_argument("--dev", default="../shared/data/multihop-rag/MultiHopRAG.json", type=Path)
+    ap.add_argument("--recorded", default="bench/results", type=Path)
+    ap.add_argument("--command", default="bash bench/generate.sh")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--notes", type=Path, help="Markdown inserted after the rankings (where they disagree and why).")
+    ap.add_argument("--min-bin", type=int, default=50)
+    ap.add_argument("--date", help="When the runs were made (default: now).")
+    args = ap.parse_args(argv)
+    name, flat = args.name, args.flat or f"{args.name}-flat"
+    res = args.recorded / f"generate-{name}"
+    runs_gen, runs_dev = args.out / name / "runs-generated", args.out / name / "runs-dev"
+    gen_file = args.out / name / "questions.json"
+
+    gen_reports = {m: load(runs_gen / rid / "report.json") for m, (rid, _) in METHODS.items()
+                   if (runs_gen / rid / "report.json").is_file()}
+    gen = {m: figures(r) for m, r in gen_reports.items()}
+    dev = {m: dev_figures(m, runs_dev, args.recorded) for m in METHODS}
+    methods = list(METHODS)
+    no_claims = [m for m in methods if m != "claims"]
+    taus = {}
+    for metric in ("hits@10", "recall@10"):
+        g = {m: (gen.get(m) or {}).get(metric) for m in methods}
+        d = {m: dev[m].get(metric) for m in methods}
+        taus[metric] = {"all": tau(g, d, methods), "without_claims": tau(g, d, no_claims),
+                        "ranks_generated": ranks(g), "ranks_dev": ranks(d)}
+    generation = gen_record(res / "generated-generate.json")
+    local = gen_record(res / "local-generate.json")
+    overlaps = {"generated": overlap(gen_file) if gen_file.is_file() else None, "dev": overlap(args.dev)}
+    flat_file = args.out / flat / "questions.json"
+    if flat_file.is_file():
+        overlaps["flat_generated"] = overlap(flat_file)
+    cal = {"generated": calibration(runs_gen / "vector-k10" / "results.json", args.min_bin),
+           "dev": calibration(runs_dev / "vector-k10" / "results.json", args.min_bin)}
+
+    # the flat corpus
+    flat_runs = {s: args.out / flat / f"runs-{s}" for s in ("generated", "dev")}
+    flat_fig: dict[str, dict[str, dict[str, Any]]] = {}
+    for s, d in flat_runs.items():
+        for m, (rid, _) in METHODS.items():
+            if (d / rid / "report.json").is_file():
+                flat_fig.setdefault(m, {})[s] = figures(load(d / rid / "report.json"))
+    flat_taus = {}
+    for metric in ("hits@10", "recall@10"):
+        flat_taus[metric] = tau({m: v.get("generated", {}).get(metric) for m, v in flat_fig.items()},
+                                {m: v.get("dev", {}).get(metric) for m, v in flat_fig.items()}, list(flat_fig))
+    flat_generation = gen_record(res / "flat-generated-generate.json")
+    cal["flat_generated"] = calibration(flat_runs["generated"] / "vector-k10" / "results.json", args.min_bin)
+    cal["flat_dev"] = calibration(flat_runs["dev"] / "vector-k10" / "results.json", args.min_bin)
+
+    info = machine()
+    date = args.date or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%MZ")
+    any_report = next(iter(gen_reports.values()), {})
+    th = dict(gen_reports.get("treehop", {}).get("params", {}))
+    if th.get("treehop_model"):
+        th["treehop_model"] = th["treehop_model"].replace(str(Path.cwd()) + "/", "")
+    dev_th = dev["treehop"].get("report") or {}
+    out: dict[str, Any] = {
+        "what": "mhgraph generate measured (issue 25): method rankings on generated vs real questions, "
+                "difficulty calibration, the flat corpus, cost",
+        "date": date, "machine": describe(info), "versions": versions(), "command": args.command,
+        "corpus": name, "generated_questions": str(gen_file), "dev_questions": DEV_LABEL,
+        "embedding_model": any_report.get("embedding_model"),
+        "treehop_model_generated": th.get("treehop_model"),
+        "treehop_model_dev": (dev_th.get("params") or {}).get("treehop_model"),
+        "methods": {m: {"args": a, "run_id": rid, "generated": gen.get(m), "dev": {k: v for k, v in dev[m].items()
+                                                                               if k != "report"}}
+                    for m, (rid, a) in METHODS.items()},
+        "kendall": taus, "lexical_overlap": overlaps, "calibration": cal,
+        "generation": generation, "local_generation": local,
+        "flat": {"corpus": flat, "generation": flat_generation, "figures": flat_fig, "kendall": flat_taus},
+    }
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
+
+    L: list[str] = [f"# Generated questions against the real ones on {name} (issue 25)", ""]
+    g_sum = (generation or {}).get("summary") or {}
+    L += [f"- generated: {g_sum.get('questions', '-')} questions from corpus `{name}`'s claim layer, **offline "
+          f"templates** (`--llm-backend none`, seed 0; no language model wrote them) ({gen_file}, not committed: "
+          "the same corpus, seed and settings give the same file)",
+          f"- real: {DEV_LABEL} ({args.dev}); 1,804 scored by the official rule (null questions have no evidence); "
+          "ircot and decompose leave out their 3 demonstration questions",
+          f"- date (UTC): {date}; machine: {describe(info)}, CPU only, shared with other work (timings are "
+          f"indicative); Python {out['versions']['python']}, torch {out['versions']['torch']}, "
+          f"sentence-transformers {out['versions']['sentence-transformers']}",
+          f"- command: `{args.command}`",
+          f"- models: embeddings {out['embedding_model']}; treehop on the generated set: "
+          f"**{out['treehop_model_generated'] or '-'}** (the packaged UpdateGate, trained on the development "
+          "split's questions over this corpus, never on the generated questions); treehop on the development "
+          f"split: **{out['treehop_model_dev'] or '-'}** (in-domain, k-fold: each question scored by the fold "
+          "model that never saw it); ircot, decompose: the **offline strategies** (no language model); claims: "
+          "the **offline claim layer** (spaCy, no language model); metarag: the rules filter extractor, no "
+          "reranking. None of these are a language model's figures.", ""]
+    L += ["## 1. Rankings: generated set vs development split", "",
+          "Official rule (MultiHop-RAG's retrieval_evaluate.py), Hits@10 and Recall@10 over the questions with "
+          "evidence; rank 1 = best. Each method with the arguments of its recorded development-split run.", ""]
+    rows = []
+    for m in methods:
+        g, d = gen.get(m) or {}, dev[m]
+        rows.append([LABEL.get(m, m), f"`{METHODS[m][1]}`",
+                     f(g.get("hits@10")), str(taus["hits@10"]["ranks_generated"].get(m, "-")),
+                     f(d.get("hits@10")), str(taus["hits@10"]["ranks_dev"].get(m, "-")),
+                     f(g.get("recall@10")), str(taus["recall@10"]["ranks_generated"].get(m, "-")),
+                     f(d.get("recall@10")) + ("*" if d.get("recall_rule") else ""),
+                     str(taus["recall@10"]["ranks_dev"].get(m, "-"))])
+    L += table(["method", "arguments", "Hits@10 generated", "rank", "Hits@10 dev", "rank",
+                "Recall@10 generated", "rank", "Recall@10 dev", "rank"], rows)
+    if any(dev[m].get("recall_rule") for m in methods):
+        L += ["", "\\* our rule's Recall@10 (the official one was not recorded for that run); on this split the two "
+                  "rules' Recall@10 differ by less than 0.01 for every other method."]
+    L += ["", "Kendall's τ (τ-b, two-sided p) between the two columns:", ""]
+    L += table(["metric", "all methods", "without claims"],
+               [[k, tau_cell(v["all"]), tau_cell(v["without_claims"])] for k, v in taus.items()])
+    L += [""]
+    for k, v in taus.items():
+        t = v["all"]
+        if t.get("left_out"):
+            L.append(f"- {k}: left out (no figure on one side): {', '.join(t['left_out'])}")
+        if t.get("discordant") is not None:
+            L.append(f"- {k}, discordant pairs (ordered one way on the generated set, the other on the development "
+                     f"split): " + (", ".join(f"{a}–{b}" for a, b in t["discordant"]) or "none"))
+    L += ["", "Where the development figures come from:", ""]
+    L += [f"- {m}: {dev[m]['source']}" for m in methods]
+    L += [""]
+    if args.notes and args.notes.is_file():
+        L += [args.notes.read_text(encoding="utf-8").rstrip(), ""]
+    L += ["### By question type (official Hits@10)", ""]
+    types = sorted({t for r in gen_reports.values() for t in ((r.get("official") or {}).get("by_type") or {})})
+    rows = []
+    for m in methods:
+        gr = ((gen_reports.get(m) or {}).get("official") or {}).get("by_type") or {}
+        rep = dev[m].get("report") or load(args.recorded / DEV_BY_TYPE[m])
+        dr = (rep.get("official") or {}).get("by_type") or {}
+        rows.append([m] + [f"{f((gr.get(t) or {}).get('hits@10'))} / {f((dr.get(t) or {}).get('hits@10'))}"
+                           for t in types])
+    L += table(["method (generated / dev)"] + types, rows)
+    L += ["", "(dev: the fresh run where there is one, else the recorded summary "
+              "bench/results/" + "; ".join(f"{m}: {DEV_BY_TYPE[m]}" for m in methods if not dev[m].get("report"))
+              + ")"]
+    L += ["", "### Lexical overlap (share of a question's content words found in its evidence facts)", ""]
+    rows = []
+    for s, o in overlaps.items():
+        if o:
+            for t, v in o.items():
+                rows.append([s, t, str(v["n"]), f(v["mean"]), f(v["median"]), f(v["share_ge_0.8"])])
+    L += table(["question set", "type", "questions", "mean", "median", "share ≥ 0.8"], rows)
+    L += ["", "## 2. Difficulty calibration (vector -k 10, official Recall@10)", "",
+          f"D = h − s (h evidence facts, s mean cosine of the question with its gold chunks, all-MiniLM-L6-v2), "
+          f"computed by eval for each question set with its own questions; equal-count bins of at least "
+          f"{args.min_bin} questions. MHTS reports r = 0.99 for its win rate, 0.93 for hop count alone.", ""]
+    L += calibration_lines("Generated set", cal["generated"])
+    L += calibration_lines("Development split", cal["dev"])
+    L += ["## 3. Without metadata: the flat corpus", ""]
+    fs = (flat_generation or {}).get("summary") or {}
+    if flat_generation:
+        L += [f"Corpus `{flat}` (corpus.txt: text only, no titles, sources or dates). Generated offline: "
+              f"{fs.get('questions')} questions in {flat_generation['wall_seconds']:.0f} s "
+              f"(`{flat_generation['command']}`); by type: "
+              + ", ".join(f"{t} {v['written']} of {v['asked']}" for t, v in (fs.get("by_type") or {}).items())
+              + ". Notes: " + ("; ".join(fs.get("notes") or []) or "none") + ".", ""]
+    else:
+        L += ["Not run.", ""]
+    if flat_fig:
+        L += table(["method", "Hits@10 generated-flat", "Hits@10 dev on flat", "Recall@10 generated-flat",
+                    "Recall@10 dev on flat"],
+                   [[m, f(v.get("generated", {}).get("hits@10")), f(v.get("dev", {}).get("hits@10")),
+                     f(v.get("generated", {}).get("recall@10")), f(v.get("dev", {}).get("recall@10"))]
+                    for m, v in flat_fig.items()])
+        L += ["", f"Kendall's τ on the flat corpus: Hits@10 {tau_cell(flat_taus['hits@10'])}; Recall@10 "
+                  f"{tau_cell(flat_taus['recall@10'])}.", ""]
+        L += calibration_lines("Generated-flat set", cal["flat_generated"])
+        L += calibration_lines("Development split on the flat corpus", cal["flat_dev"])
+    L += ["## 4. Cost", ""]
+    if generation:
+        s = generation.get("summary") or {}
+        L += [f"- offline, {s.get('questions')} questions from the built claim layer of `{name}`: "
+              f"**{generation['wall_seconds']:.0f} s wall** (`{generation['command']}`, the CLI's start and model "
+              f"loading included; the generator's own time {(s.get('seconds') or {}).get('total')} s); "
+              f"by type: " + ", ".join(f"{t} {v['written']} of {v['asked']}" for t, v in (s.get("by_type") or {}).items())
+              + f"; facts verbatim {s.get('checks', {}).get('facts_verbatim')} of {s.get('checks', {}).get('facts')}"
+              + "; notes: " + ("; ".join(s.get("notes") or []) or "none")]
+    if local:
+        s = local.get("summary") or {}
+        nq = s.get("questions") or 0
+        L += [f"- local model: `{local['command']}`: rc {local['rc']}, {local['wall_seconds']:.0f} s wall, "
+              + (f"{nq} questions, **{local['wall_seconds'] / nq:.0f} s per question** ({s.get('strategy')})"
+                 if nq else f"no questions written (see bench/results/generate-{name}/local-generate.txt)")]
+    else:
+        L += ["- local model: not run"]
+    L += ["", f"Per-run summaries: bench/results/generate-{name}/ (generated/, dev/, flat-generated/, flat-dev/; "
+              "the generation records *-generate.json); machine-readable: "
+              f"bench/results/generate-{name}.json.", ""]
+    sys.stdout.write("\n".join(L))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

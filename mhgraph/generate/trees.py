@@ -97,7 +97,7 @@ class ClaimTrees:
                 seen.add((a, b))
                 target = self.pool.claims[a].target
                 out.append(Candidate(MHTS, INFERENCE, (a, b), f"cluster:1/{k}", target,
-                                     extra={"kind": self.kinds(target, self.pool.claims[a].text), "level": 1, "cluster": k,
+                                     extra={"level": 1, "cluster": k,
                                             "tree": {"level": 1, "cluster": k, "claims": [a, b]}}))
         return [out[i] for i in rng.permutation(len(out))]
 
@@ -124,7 +124,7 @@ class ClaimTrees:
                         seen.add(frozenset(claims))
                         target = self.pool.claims[claims[0]].target
                         out.append(Candidate(MHTS, INFERENCE, claims, f"cluster:2/{k}", target,
-                                             extra={"kind": self.kinds(target, self.pool.claims[claims[0]].text), "level": 2, "cluster": k,
+                                             extra={"level": 2, "cluster": k,
                                                     "tree": {"level": 2, "cluster": k,
                                                              "children": [group[i].extra["tree"],
                                                                           group[j].extra["tree"]]}}))
@@ -134,16 +134,23 @@ class ClaimTrees:
     def candidates(self) -> Iterator[Candidate]:
         """Level-1 (two hops) and level-2 (three or four) candidates, interleaved by hop shares."""
         low, high = self.hops
-        one = self.level_one() if low <= 2 <= high else []
-        two = self.level_two(self.level_one()) if high >= 3 else []
+        first = self.level_one()
+        one = first if low <= 2 <= high else []
+        two = self.level_two(first) if high >= 3 else []
         two = [c for c in two if low <= len(c.claims) <= high]
         share_one = HOP_SHARES[2] / sum(HOP_SHARES.values()) if one and two else (1.0 if one else 0.0)
         rng = np.random.default_rng([self.seed, 3])
         i = j = 0
         while i < len(one) or j < len(two):
             if j >= len(two) or (i < len(one) and rng.random() < share_one):
-                yield one[i]
+                yield self._with_kind(one[i])
                 i += 1
             else:
-                yield two[j]
+                yield self._with_kind(two[j])
                 j += 1
+
+    def _with_kind(self, candidate: Candidate) -> Candidate:
+        """The target's kind, read when a candidate is used (thousands are made, few are asked)."""
+        claim = self.pool.claims[candidate.claims[0]]
+        candidate.extra["kind"] = self.kinds(claim.target or "", claim.text)
+        return candidate

@@ -186,6 +186,11 @@ def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, An
     return out
 
 
+def _last_line(path: Path) -> str:
+    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()] if path.is_file() else []
+    return f"`{lines[-1].strip()}`" if lines else "(no output)"
+
+
 def gen_record(path: Path) -> dict[str, Any] | None:
     return load(path) if path.is_file() else None
 
@@ -416,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         nq = s.get("questions") or 0
         L += [f"- local model: `{local['command']}`: rc {local['rc']}, {local['wall_seconds']:.0f} s wall, "
               + (f"{nq} questions, **{local['wall_seconds'] / nq:.0f} s per question** ({s.get('strategy')})"
-                 if nq else f"no questions written (see bench/results/generate-{name}/local-generate.txt)")]
+                 if nq else "no questions written: " + _last_line(res / "local-generate.txt"))]
     else:
         L += ["- local model: not run"]
     L += ["", f"Per-run summaries: bench/results/generate-{name}/ (generated/, dev/, flat-generated/, flat-dev/; "

@@ -45,7 +45,7 @@ gen() {
   echo "${cmd[*]}" >&2
   local t0 t1 rc=0
   t0=$(date +%s.%N)
-  "${cmd[@]}" > "$SUMMARIES/$tag-generate.txt" || rc=$?
+  "${cmd[@]}" > "$SUMMARIES/$tag-generate.txt" 2>&1 || rc=$?
   t1=$(date +%s.%N)
   python - "$SUMMARIES/$tag-generate.json" "$file" "$t0" "$t1" "$rc" "${cmd[*]}" <<'EOF'
 import json, sys

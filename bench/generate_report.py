@@ -186,6 +186,11 @@ def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, An
     return out
 
 
+def _last_line(path: Path) -> str:
+    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()] if path.is_file() else []
+    return f"`{lines[-1].strip()}`" if lines else "(no output)"
+
+
 def gen_record(path: Path) -> dict[str, Any] | None:
     return load(path) if path.is_file() else None
 
@@ -253,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         g = {m: (gen.get(m) or {}).get(metric) for m in methods}
         d = {m: dev[m].get(metric) for m in methods}
         taus[metric] = {"all": tau(g, d, methods), "without_claims": tau(g, d, no_claims),
+                        "without_claims_treehop": tau(g, d, [m for m in no_claims if m != "treehop"]),
                         "ranks_generated": ranks(g), "ranks_dev": ranks(d)}
     generation = gen_record(res / "generated-generate.json")
     local = gen_record(res / "local-generate.json")
@@ -339,8 +345,9 @@ def main(argv: list[str] | None = None) -> int:
         L += ["", "\\* our rule's Recall@10 (the official one was not recorded for that run); on this split the two "
                   "rules' Recall@10 differ by less than 0.01 for every other method."]
     L += ["", "Kendall's τ (τ-b, two-sided p) between the two columns:", ""]
-    L += table(["metric", "all methods", "without claims"],
-               [[k, tau_cell(v["all"]), tau_cell(v["without_claims"])] for k, v in taus.items()])
+    L += table(["metric", "all methods", "without claims", "without claims and treehop (diagnostic)"],
+               [[k, tau_cell(v["all"]), tau_cell(v["without_claims"]), tau_cell(v["without_claims_treehop"])]
+                for k, v in taus.items()])
     L += [""]
     for k, v in taus.items():
         t = v["all"]
@@ -414,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         nq = s.get("questions") or 0
         L += [f"- local model: `{local['command']}`: rc {local['rc']}, {local['wall_seconds']:.0f} s wall, "
               + (f"{nq} questions, **{local['wall_seconds'] / nq:.0f} s per question** ({s.get('strategy')})"
-                 if nq else f"no questions written (see bench/results/generate-{name}/local-generate.txt)")]
+                 if nq else "no questions written: " + _last_line(res / "local-generate.txt"))]
     else:
         L += ["- local model: not run"]
     L += ["", f"Per-run summaries: bench/results/generate-{name}/ (generated/, dev/, flat-generated/, flat-dev/; "

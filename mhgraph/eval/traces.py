@@ -102,7 +102,7 @@ def write_run(
                     led_to.append({"question": q.id, "parent": c.parent_id, "chunk": c.chunk_id, "hop": hop.index})
     for rows in _batches(question_rows, 500):
         driver.execute_query(cypher.load("eval/write_questions"), run=run_id, questions=list(rows), database_=database)
-    claimed = [{"question": q.id, "claims": list(q.claims)} for q in questions if q.claims]
+    claimed = [{"question": q.id, "claim_ids": list(q.claims)} for q in questions if q.claims]
     for rows in _batches(claimed, 500):
         driver.execute_query(cypher.load("eval/write_from_claim"), rows=list(rows), database_=database)
     for rows in _batches(retrieved):

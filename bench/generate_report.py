@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     L += ["## 3. Without metadata: the flat corpus", ""]
     fs = (flat_generation or {}).get("summary") or {}
     if flat_generation:
-        L += [f"Corpus `{flat}` (corpus.txt: text only, no titles, sources or dates). Generated offline: "
+        L += [f"Corpus `{flat}` (corpus.txt: titles and text only: no sources or dates). Generated offline: "
               f"{fs.get('questions')} questions in {flat_generation['wall_seconds']:.0f} s "
               f"(`{flat_generation['command']}`); by type: "
               + ", ".join(f"{t} {v['written']} of {v['asked']}" for t, v in (fs.get("by_type") or {}).items())

@@ -141,6 +141,10 @@ class Generator:
         self.constructions = constructions
         self.claims_by, self.embedding_model = claims_by, embedding_model
         self.kept_vectors: list[np.ndarray] = []
+        self.chunk_row = {c: i for i, c in enumerate(pool.chunk_ids)}
+        self.document_chunks: dict[str, list[str]] = {}
+        for c in pool.chunk_ids:
+            self.document_chunks.setdefault(pool.chunk_document[c], []).append(c)
 
     def _vector(self, text: str) -> np.ndarray:
         v = np.asarray(self.embed(text), dtype=np.float32)
@@ -257,16 +261,11 @@ class Generator:
 
     def _gold_rows(self, facts: list[tuple[str, str]]) -> list[int]:
         """Rows of pool.chunk_vectors: per fact, the chunks of its article that contain it."""
-        if not hasattr(self, "_rows"):
-            self._rows = {c: i for i, c in enumerate(self.pool.chunk_ids)}
-            self._by_document: dict[str, list[str]] = {}
-            for c in self.pool.chunk_ids:
-                self._by_document.setdefault(self.pool.chunk_document[c], []).append(c)
         rows: list[int] = []
         for chunk, fact in facts:
-            holding = [c for c in self._by_document[self.pool.chunk_document[chunk]]
+            holding = [c for c in self.document_chunks[self.pool.chunk_document[chunk]]
                        if c == chunk or contains_fact(self.pool.chunk_text[c], fact)]
-            rows.extend(self._rows[c] for c in holding if self._rows[c] not in rows)
+            rows.extend(self.chunk_row[c] for c in holding if self.chunk_row[c] not in rows)
         return rows
 
     def _as_record(self, candidate: Candidate, written, hops: int, difficulty, best_score) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from mhgraph import cypher
 from mhgraph.eval.gold import normalise
-from mhgraph.generate.facts import Sentence, best_sentence, coverage, sentences
+from mhgraph.generate.facts import Sentence, best_sentence, sentences
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,7 @@ class ClaimPool:
         rows, _, _ = driver.execute_query(cypher.load("generate/chunks"), corpus=corpus, database_=database,
                                           routing_=read)
         chunk_ids = [r["id"] for r in rows]
-        vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32) if rows else np.zeros((0, 1))
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        vectors = _unit([r["embedding"] for r in rows]) if rows else np.zeros((0, 1))
         claim_rows, _, _ = driver.execute_query(cypher.load("generate/claims"), corpus=corpus, database_=database,
                                                 routing_=read)
         claims = {r["id"]: ClaimRecord(r["id"], r["text"], r["chunk_id"], r["document_id"], r["target_key"],
@@ -99,9 +97,7 @@ class ClaimPool:
             rows, _, _ = driver.execute_query(cypher.load("generate/claim_embeddings"), ids=ids[start:start + 5000],
                                               database_=database, routing_=neo4j.RoutingControl.READ)
             found.update((r["id"], r["embedding"]) for r in rows)
-        vectors = np.asarray([found[i] for i in ids], dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        return _unit([found[i] for i in ids])
 
     # -- metadata the question types need ------------------------------------------------------
     @property
@@ -127,26 +123,31 @@ class ClaimPool:
         """The sentence of the claim's chunk that says it, verbatim (None: no sentence does)."""
         if claim_id not in self._facts:
             claim = self.claims[claim_id]
-            chunk = claim.chunk_id
-            if chunk not in self._sentences:
-                self._sentences[chunk] = sentences(self.chunk_text.get(chunk, ""))
-            found = best_sentence(claim.text, self._sentences[chunk])
+            found = best_sentence(claim.text, self._chunk_sentences(claim.chunk_id))
             self._facts[claim_id] = found.text if found else None
         return self._facts[claim_id]
 
     def map_piece(self, piece: str, chunk_ids: list[str]) -> tuple[str, str] | None:
         """(chunk id, verbatim sentence) of the chunk among `chunk_ids` whose sentence best holds
         `piece` (a model's evidence piece), or None: a piece that maps to no chunk is dropped."""
-        best: tuple[float, str, str] | None = None
-        for chunk in chunk_ids:
-            if chunk not in self._sentences:
-                self._sentences[chunk] = sentences(self.chunk_text.get(chunk, ""))
-            found = best_sentence(piece, self._sentences[chunk])
-            if found is not None:
-                score = coverage(piece, found.text)
-                if best is None or score > best[0]:
-                    best = (score, chunk, found.text)
-        return (best[1], best[2]) if best else None
+        pairs = [(chunk, sentence) for chunk in chunk_ids for sentence in self._chunk_sentences(chunk)]
+        found = best_sentence(piece, [sentence for _, sentence in pairs])   # the earlier chunk on ties
+        if found is None:
+            return None
+        return next(chunk for chunk, sentence in pairs if sentence is found), found.text
+
+    def _chunk_sentences(self, chunk: str) -> list[Sentence]:
+        """A chunk's sentences, split once."""
+        if chunk not in self._sentences:
+            self._sentences[chunk] = sentences(self.chunk_text.get(chunk, ""))
+        return self._sentences[chunk]
+
+
+def _unit(rows) -> np.ndarray:
+    """Rows as float32 vectors of length 1 (a zero vector stays zero)."""
+    vectors = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
 
 
 def _native(value: Any) -> datetime | None:

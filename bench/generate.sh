@@ -107,7 +107,7 @@ if has flat; then
     [metarag]="metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank")
   for set in generated dev; do
     if [ "$set" = generated ]; then QUESTIONS=$GEN_FLAT; else QUESTIONS=$DEV; fi
-    RUNS=$OUT/$FLAT/runs-$set EVAL_CORPUS=$FLAT SUMMARIES=$SUMMARIES/flat-$set
+    RUNS=$OUT/$FLAT/runs-$set EVAL_CORPUS=$FLAT SUMMARIES=bench/results/generate-$NAME/flat-$set
     mkdir -p "$RUNS" "$SUMMARIES"
     # shellcheck disable=SC2086
     for m in $FLAT_METHODS; do pick ${FLAT_ARGS[$m]}; done

@@ -26,6 +26,7 @@ from mhgraph.benchmark import load_questions
 from mhgraph.eval.gold import contains_fact, normalise
 from mhgraph.generate.candidate import NULL_ANSWER
 from mhgraph.generate.facts import MIN_COVERAGE, best_sentence, coverage, sentences
+from mhgraph.generate.pool import ClaimPool, ClaimRecord
 from mhgraph.generate.request import TYPE_SHARES, GenerateRequest, quotas
 from mhgraph.generate.writers import (
     ANSWER_SYSTEM,
@@ -34,6 +35,7 @@ from mhgraph.generate.writers import (
     PROMPT_VERSION,
     QUESTION_SYSTEM,
     WRITE_SYSTEM,
+    mask,
 )
 from mhgraph.types import QUESTION_TYPES
 from tests.conftest import SAMPLE, run_cli, wipe
@@ -601,6 +603,31 @@ def test_best_sentence_picks_the_sentence_that_holds_the_claim() -> None:
     assert best_sentence("Halcyon Therapeutics raised its forecast for Renavex.", found) is None
     assert best_sentence("Shares slid.", sentences("Shares slid. Shares slid 18 per cent.")).text == \
         "Shares slid 18 per cent."     # a sentence too short to be a fact is passed over
+
+
+def test_a_sentence_found_in_two_articles_is_no_fact() -> None:
+    boilerplate = "Sign up for the morning newsletter to get every story in your inbox."
+    chunks = {"c1": f"Veltrix Robotics recalled 62,000 Atlas Home robots on Tuesday. {boilerplate}",
+              "c2": f"Veltrix Robotics shares slid 18 per cent on Wednesday. {boilerplate}",
+              "c3": "Veltrix Robotics recalled 62,000 Atlas Home robots on Tuesday, the company said."}
+    documents = {"c1": "d1", "c2": "d2", "c3": "d1"}      # c3: a second chunk of d1 overlapping c1
+    claims = {f"k{i}": ClaimRecord(f"k{i}", text, chunk, documents[chunk], "veltrix", "Veltrix", None, None)
+              for i, (text, chunk) in enumerate([
+                  ("Veltrix Robotics recalled 62,000 Atlas Home robots on Tuesday.", "c1"),
+                  ("Sign up for the morning newsletter to get every story.", "c2"),
+                  ("Veltrix Robotics shares slid 18 per cent on Wednesday.", "c2")])}
+    pool = ClaimPool("c", {}, list(chunks), chunks, documents, np.zeros((3, 2)), claims)
+    assert pool.fact("k0") == "Veltrix Robotics recalled 62,000 Atlas Home robots on Tuesday."   # d1 only
+    assert pool.repeated(boilerplate) and pool.fact("k1") is None
+    assert pool.fact("k2") == "Veltrix Robotics shares slid 18 per cent on Wednesday."
+
+
+def test_mask_replaces_whole_names_only() -> None:
+    assert mask("It has a USB-C port and a USB port; the USB's plug.", "USB", "this organisation") == \
+        "It has a USB-C port and a this organisation port; this organisation's plug."
+    assert mask("Altman and Brockman met; Greg Brockman's view.", "Greg Brockman", "this person", surname=True) == \
+        "Altman and this person met; this person's view."
+    assert mask("Sen. Brockmanson spoke.", "Brockman", "this person") == "Sen. Brockmanson spoke."
 
 
 @pytest.mark.parametrize(("values", "field", "message"), [

@@ -62,6 +62,7 @@ class ClaimPool:
     _facts: dict[str, str | None] = field(default_factory=dict)
     _sentences: dict[str, list[Sentence]] = field(default_factory=dict)
     _all_text: str | None = None
+    _sentence_documents: dict[str, set[str]] | None = None
 
     @classmethod
     def load(cls, driver: neo4j.Driver, database: str | None, corpus: str) -> ClaimPool:
@@ -120,12 +121,24 @@ class ClaimPool:
 
     # -- facts ---------------------------------------------------------------------------------
     def fact(self, claim_id: str) -> str | None:
-        """The sentence of the claim's chunk that says it, verbatim (None: no sentence does)."""
+        """The sentence of the claim's chunk that says it, verbatim (None: no sentence does, or
+        that sentence recurs in another article and so cannot single out its own)."""
         if claim_id not in self._facts:
             claim = self.claims[claim_id]
             found = best_sentence(claim.text, self._chunk_sentences(claim.chunk_id))
-            self._facts[claim_id] = found.text if found else None
+            self._facts[claim_id] = found.text if found and not self.repeated(found.text) else None
         return self._facts[claim_id]
+
+    def repeated(self, fact: str) -> bool:
+        """Whether `fact` is a sentence of more than one article: boilerplate ("Sign up for our
+        newsletter") or syndicated text, which cannot single out the article a question asks about."""
+        if self._sentence_documents is None:
+            found: dict[str, set[str]] = defaultdict(set)
+            for chunk, document in self.chunk_document.items():
+                for sentence in self._chunk_sentences(chunk):
+                    found[normalise(sentence.text)].add(document)
+            self._sentence_documents = dict(found)
+        return len(self._sentence_documents.get(normalise(fact), ())) > 1
 
     def map_piece(self, piece: str, chunk_ids: list[str]) -> tuple[str, str] | None:
         """(chunk id, verbatim sentence) of the chunk among `chunk_ids` whose sentence best holds

@@ -37,7 +37,7 @@ from mhgraph.llm.base import LLMOutputError
 
 OFFLINE_LABEL = "offline templates"
 PROMPT_VERSION = "generate-v2"
-TEMPLATE_VERSION = "templates-v2"
+TEMPLATE_VERSION = "templates-v3"
 GIST_WORDS = 16
 LEADING = frozenset({"The", "A", "An", "This", "That", "These", "Those"})
 ORDINALS = ("a report", "another report", "a third report", "a fourth report")
@@ -69,8 +69,10 @@ def mask(text: str, name: str, replacement: str, *, surname: bool = False) -> st
     def swap(match: re.Match) -> str:
         return replacement + ("'s" if match.group(1) else "")
 
-    def pattern(words: str) -> str:   # "the X", "X", "X's", "X'" (a possessive of a name ending in s)
-        return rf"\b(?:the\s+)?{re.escape(words)}(?:(['\u2019]s?)(?!\w)|\b)"
+    # "the X", "X", "X's", "X'" (a possessive of a name ending in s); not inside a hyphenated word
+    # ("USB" in "USB-C"), whose other half would be left dangling
+    def pattern(words: str) -> str:
+        return rf"(?<![\w-])(?:the\s+)?{re.escape(words)}(?:(['\u2019]s?)(?![\w-])|(?![\w-]))"
 
     out = re.sub(pattern(name), swap, text, flags=re.IGNORECASE) if name.strip() else text
     last = name.split()[-1] if name.split() else ""

@@ -5,10 +5,11 @@
 #   eval      runs the eight methods on them, one run each, with the arguments of the recorded
 #             development-split runs (bench/architecture_rerun.py's RUNS table); treehop uses the
 #             packaged model (trained on the development split's questions, never on these);
-#   dev       a fresh vector -k 10 run on the development split (per-question D and Recall@10, for
-#             the calibration; the other methods' development figures are the recorded ones);
-#   kfold     treehop on the development split with the k-fold models of bench/treehop.sh (each
-#             question scored by the fold model that never saw it; trained here when missing);
+#   dev       the same methods but treehop on the development split, fresh (per-question results, for
+#             the calibration and the split-half agreement of the real questions with themselves);
+#   kfold     treehop k-fold on both sets: models trained by question folds of the development split,
+#             and of the generated set, each question scored by the fold model that never saw it
+#             (trained here when missing);
 #   flat      corpus NAME-flat (corpus.txt, no metadata, claim layer built): N questions generated
 #             offline (temporal skipped, with a note), then FLAT_METHODS on the generated-flat set
 #             and on the development split scored against the flat corpus (gold matched by fact text);
@@ -68,7 +69,7 @@ eight() {
   pick bm25-k10 --method bm25 -k 10
   pick hybrid-k10 --method hybrid -k 10
   pick metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank
-  pick treehop-packaged-k5-h2 --method treehop -k 5 --hops 2
+  [ "${1:-}" = no-treehop ] || pick treehop-packaged-k5-h2 --method treehop -k 5 --hops 2
   pick ircot-offline-k5 --method ircot -k 5 --llm-backend none
   pick decompose-offline-n3-k5 --method decompose --sub-questions 3 -k 5 --llm-backend none
   pick claims-offline-k8 --method claims -k 8 --llm-backend none
@@ -85,7 +86,7 @@ fi
 SUMMARIES=bench/results/generate-$NAME
 if has dev; then
   RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
-  mkdir -p "$RUNS" "$SUMMARIES"; run vector-k10 --method vector -k 10
+  mkdir -p "$RUNS" "$SUMMARIES"; eight no-treehop   # treehop on these questions: the k-fold models (kfold)
 fi
 SUMMARIES=bench/results/generate-$NAME
 if has kfold; then
@@ -93,6 +94,20 @@ if has kfold; then
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
     --terms q,c,gate --no-final --no-progress
   RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
+  mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+  # pair-disjoint folds: no held-out question's hop (a pair of its gold chunks) among the training examples;
+  # the real questions share hops, the generated ones seldom do, so this is the development figure to set
+  # beside the generated set's
+  MODELS=models/treehop-$NAME-pair-disjoint
+  [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
+    --terms q,c,gate --no-final --pair-disjoint --no-progress
+  run treehop-pairdisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+  # the same training on the generated questions (what a user without questions of their own would do),
+  # each generated question scored by the fold model that never saw it
+  MODELS=models/treehop-$NAME-generated
+  [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$GEN" --out "$MODELS" \
+    --terms q,c,gate --no-final --no-progress
+  RUNS=$OUT/$NAME/runs-generated EVAL_CORPUS=$NAME QUESTIONS=$GEN SUMMARIES=$SUMMARIES/generated
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
 fi
 SUMMARIES=bench/results/generate-$NAME

@@ -32,10 +32,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from scipy.stats import kendalltau, pearsonr
-
+import numpy as np
 from environment import describe, machine, versions
 from markdown import f, table
+from scipy.stats import kendalltau, pearsonr
 
 from mhgraph.eval.difficulty import quantile_edges
 from mhgraph.generate.pipeline import lexical_overlap
@@ -66,7 +66,17 @@ DEV_BY_TYPE: dict[str, str] = {
     "decompose": "reasoning-multihop-rag/decompose-offline-n3-k5.json",
     "claims": "claims-multihop-rag/claims-offline-k8.json",
 }
-DEV_FRESH = {"vector": "vector-k10", "treehop": "treehop-kfold-k5-h2"}   # runs-dev/ run ids preferred
+# the run ids preferred under runs-dev/ (fresh runs of the current code): the same as on the generated set, but
+# treehop, which on the real questions is scored by its k-fold models only
+# treehop, which on the real questions is scored by its k-fold models only: the pair-disjoint ones when run (no
+# hop of a held-out question among their training examples, as for the generated questions, which seldom
+# share hops), else the ordinary ones
+DEV_FRESH = {**{m: [rid] for m, (rid, _) in METHODS.items()},
+             "treehop": ["treehop-pairdisjoint-k5-h2", "treehop-kfold-k5-h2"]}
+# treehop on the generated set: its own k-fold models (trained on the generated questions' folds) when run,
+# beside the packaged model (trained on the development split: the transfer to other questions)
+GEN_KFOLD = {"treehop": "treehop-kfold-k5-h2"}
+ROUNDS = 1000      # random splits / bootstrap resamples for the agreement intervals
 LABEL = {
     "treehop": "treehop",
     "ircot": "ircot (offline strategy)", "decompose": "decompose (offline strategy)",
@@ -85,10 +95,11 @@ def figures(report: dict[str, Any]) -> dict[str, float | None]:
 
 
 def dev_figures(method: str, runs_dev: Path, recorded: Path) -> dict[str, Any]:
-    fresh = DEV_FRESH.get(method)
-    if fresh and (runs_dev / fresh / "report.json").is_file():
+    fresh = next((rid for rid in DEV_FRESH.get(method, []) if (runs_dev / rid / "report.json").is_file()), None)
+    if fresh:
         rep = load(runs_dev / fresh / "report.json")
-        return {**figures(rep), "source": f"fresh run {runs_dev / fresh}", "report": rep}
+        return {**figures(rep), "source": f"fresh run {runs_dev / fresh}", "report": rep,
+                "results": runs_dev / fresh / "results.json"}
     ref = DEV_RECORDED[method]
     if ref.startswith("arch:"):
         arch = load(recorded / "architecture-rerun-multihop-rag.json")
@@ -115,6 +126,53 @@ def tau(gen: dict[str, float | None], dev: dict[str, float | None], methods: lis
     discordant = [(a, b) for a, b in combinations(both, 2) if (gen[a] - gen[b]) * (dev[a] - dev[b]) < 0]
     return {"methods": both, "tau": float(t.statistic), "p": float(t.pvalue), "discordant": discordant,
             "left_out": [m for m in methods if m not in both]}
+
+
+def per_question(results: Path) -> dict[str, dict[str, float]]:
+    """Official Hits@10 and Recall@10 of every question with gold evidence, by question id."""
+    if not results.is_file():
+        return {}
+    return {q["id"]: {"hits@10": q["official"]["hits@10"], "recall@10": q["official"]["recall@10"]}
+            for q in load(results) if (q.get("official") or {}).get("facts")}
+
+
+def _matrix(runs: dict[str, dict[str, dict[str, float]]], methods: list[str], metric: str) -> np.ndarray:
+    """Questions (those every method scored) x methods."""
+    common = sorted(set.intersection(*(set(runs[m]) for m in methods)))
+    return np.array([[runs[m][q][metric] for m in methods] for q in common])
+
+
+def _tau(a: np.ndarray, b: np.ndarray) -> float:
+    t = float(kendalltau(a, b).statistic)
+    return 0.0 if np.isnan(t) else t     # nan (a constant side) counts as no agreement
+
+
+def _interval(values: list[float]) -> dict[str, float]:
+    v = np.asarray(values)
+    return {"mean": float(v.mean()), "p05": float(np.quantile(v, 0.05)), "p95": float(np.quantile(v, 0.95)),
+            "share_ge_0.7": float((v >= 0.7).mean())}
+
+
+def agreement(gen_runs: dict[str, dict[str, dict[str, float]]], dev_runs: dict[str, dict[str, dict[str, float]]],
+              methods: list[str], metric: str, rounds: int = ROUNDS, seed: int = 0) -> dict[str, Any]:
+    """How far τ can be trusted. Split-half: the development split's questions cut at random into two halves, τ
+    between the methods' means on the halves: how well the real questions agree with themselves (the ceiling a
+    generated set can be asked to reach). Bootstrap: both sets' questions resampled with replacement, τ between
+    the generated and the real means: the interval of the measured τ."""
+    both = [m for m in methods if m in gen_runs and m in dev_runs]
+    if len(both) < 3:
+        return {"methods": both}
+    rng = np.random.default_rng(seed)
+    dev, gen = _matrix(dev_runs, both, metric), _matrix(gen_runs, both, metric)
+    halves, boot = [], []
+    for _ in range(rounds):
+        order = rng.permutation(len(dev))
+        first, second = order[: len(dev) // 2], order[len(dev) // 2:]
+        halves.append(_tau(dev[first].mean(0), dev[second].mean(0)))
+        boot.append(_tau(gen[rng.integers(0, len(gen), len(gen))].mean(0),
+                         dev[rng.integers(0, len(dev), len(dev))].mean(0)))
+    return {"methods": both, "rounds": rounds, "dev_questions": len(dev), "generated_questions": len(gen),
+            "dev_split_half": _interval(halves), "bootstrap": _interval(boot)}
 
 
 def ranks(values: dict[str, float | None]) -> dict[str, int]:
@@ -247,19 +305,29 @@ def main(argv: list[str] | None = None) -> int:
     runs_gen, runs_dev = args.out / name / "runs-generated", args.out / name / "runs-dev"
     gen_file = args.out / name / "questions.json"
 
-    gen_reports = {m: load(runs_gen / rid / "report.json") for m, (rid, _) in METHODS.items()
+    gen_ids = {m: GEN_KFOLD[m] if m in GEN_KFOLD and (runs_gen / GEN_KFOLD[m] / "report.json").is_file() else rid
+               for m, (rid, _) in METHODS.items()}
+    gen_reports = {m: load(runs_gen / rid / "report.json") for m, rid in gen_ids.items()
                    if (runs_gen / rid / "report.json").is_file()}
     gen = {m: figures(r) for m, r in gen_reports.items()}
+    packaged = runs_gen / METHODS["treehop"][0] / "report.json"
+    transfer = figures(load(packaged)) if gen_ids["treehop"] != METHODS["treehop"][0] and packaged.is_file() else None
     dev = {m: dev_figures(m, runs_dev, args.recorded) for m in METHODS}
+    ordinary = runs_dev / "treehop-kfold-k5-h2" / "report.json"
+    dev_kfold = figures(load(ordinary)) if ordinary.is_file() and "pairdisjoint" in dev["treehop"]["source"] else None
     methods = list(METHODS)
     no_claims = [m for m in methods if m != "claims"]
+    gen_pq = {m: pq for m in methods if (pq := per_question(runs_gen / gen_ids[m] / "results.json"))}
+    dev_pq = {m: pq for m in methods if dev[m].get("results") and (pq := per_question(dev[m]["results"]))}
     taus = {}
     for metric in ("hits@10", "recall@10"):
         g = {m: (gen.get(m) or {}).get(metric) for m in methods}
         d = {m: dev[m].get(metric) for m in methods}
         taus[metric] = {"all": tau(g, d, methods), "without_claims": tau(g, d, no_claims),
                         "without_claims_treehop": tau(g, d, [m for m in no_claims if m != "treehop"]),
-                        "ranks_generated": ranks(g), "ranks_dev": ranks(d)}
+                        "ranks_generated": ranks(g), "ranks_dev": ranks(d),
+                        "agreement": {"all": agreement(gen_pq, dev_pq, methods, metric),
+                                      "without_claims": agreement(gen_pq, dev_pq, no_claims, metric)}}
     generation = gen_record(res / "generated-generate.json")
     local = gen_record(res / "local-generate.json")
     overlaps = {"generated": overlap(gen_file) if gen_file.is_file() else None, "dev": overlap(args.dev)}
@@ -290,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     th = dict(gen_reports.get("treehop", {}).get("params", {}))
     if th.get("treehop_model"):
         th["treehop_model"] = th["treehop_model"].replace(str(Path.cwd()) + "/", "")
+    th_kfold = gen_ids["treehop"] in GEN_KFOLD.values()
     dev_th = dev["treehop"].get("report") or {}
     out: dict[str, Any] = {
         "what": "mhgraph generate measured (issue 25): method rankings on generated vs real questions, "
@@ -299,9 +368,12 @@ def main(argv: list[str] | None = None) -> int:
         "embedding_model": any_report.get("embedding_model"),
         "treehop_model_generated": th.get("treehop_model"),
         "treehop_model_dev": (dev_th.get("params") or {}).get("treehop_model"),
-        "methods": {m: {"args": a, "run_id": rid, "generated": gen.get(m), "dev": {k: v for k, v in dev[m].items()
-                                                                               if k != "report"}}
-                    for m, (rid, a) in METHODS.items()},
+        "treehop_generated_kfold": th_kfold,
+        "treehop_packaged_on_generated": transfer,
+        "treehop_ordinary_kfold_on_dev": dev_kfold,
+        "methods": {m: {"args": a, "run_id": gen_ids[m], "generated": gen.get(m),
+                        "dev": {k: v for k, v in dev[m].items() if k != "report"}}
+                    for m, (_, a) in METHODS.items()},
         "kendall": taus, "lexical_overlap": overlaps, "calibration": cal,
         "generation": generation, "local_generation": local,
         "flat": {"corpus": flat, "generation": flat_generation, "figures": flat_fig, "kendall": flat_taus},
@@ -321,8 +393,12 @@ def main(argv: list[str] | None = None) -> int:
           f"sentence-transformers {out['versions']['sentence-transformers']}",
           f"- command: `{args.command}`",
           f"- models: embeddings {out['embedding_model']}; treehop on the generated set: "
-          f"**{out['treehop_model_generated'] or '-'}** (the packaged UpdateGate, trained on the development "
-          "split's questions over this corpus, never on the generated questions); treehop on the development "
+          f"**{out['treehop_model_generated'] or '-'}** "
+          + ("(in-domain, k-fold by question over the generated set: each generated question scored by the fold "
+             "model that never saw it, as a user without questions of their own would train it)"
+             if th_kfold else "(the packaged UpdateGate, trained on the development split's questions over this "
+             "corpus, never on the generated questions)")
+          + "; treehop on the development "
           f"split: **{out['treehop_model_dev'] or '-'}** (in-domain, k-fold: each question scored by the fold "
           "model that never saw it); ircot, decompose: the **offline strategies** (no language model); claims: "
           "the **offline claim layer** (spaCy, no language model); metarag: the rules filter extractor, no "
@@ -333,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m in methods:
         g, d = gen.get(m) or {}, dev[m]
-        rows.append([LABEL.get(m, m), f"`{METHODS[m][1]}`",
+        args_cell = f"`{METHODS[m][1]}`" + (" (k-fold models on both sets)" if m == "treehop" and th_kfold else "")
+        rows.append([LABEL.get(m, m), args_cell,
                      f(g.get("hits@10")), str(taus["hits@10"]["ranks_generated"].get(m, "-")),
                      f(d.get("hits@10")), str(taus["hits@10"]["ranks_dev"].get(m, "-")),
                      f(g.get("recall@10")), str(taus["recall@10"]["ranks_generated"].get(m, "-")),
@@ -348,6 +425,30 @@ def main(argv: list[str] | None = None) -> int:
     L += table(["metric", "all methods", "without claims", "without claims and treehop (diagnostic)"],
                [[k, tau_cell(v["all"]), tau_cell(v["without_claims"]), tau_cell(v["without_claims_treehop"])]
                 for k, v in taus.items()])
+    if transfer:
+        L += ["", f"treehop with the packaged model (trained on the development split's questions) on the generated "
+                  f"set, for the transfer to questions of another wording: Hits@10 {f(transfer['hits@10'])}, "
+                  f"Recall@10 {f(transfer['recall@10'])} (not in the ranking: the k-fold figure is)."]
+    if dev_kfold:
+        L += ["", f"treehop on the development split with the ordinary k-fold models (a held-out question's hops can "
+                  f"be training examples of other questions that share its articles): Hits@10 "
+                  f"{f(dev_kfold['hits@10'])}, Recall@10 {f(dev_kfold['recall@10'])} (not in the ranking: the "
+                  "pair-disjoint figure is, as no generated question's hop was a training example either)."]
+    L += ["", f"How far τ can be trusted ({ROUNDS} rounds each; mean [5th, 95th percentile], and the share of "
+              "rounds with τ ≥ 0.7). Split-half: the development split's questions cut at random into two halves, "
+              "τ between the halves: how well the real questions agree with themselves, the ceiling a generated "
+              "set can reach. Bootstrap: both sets' questions resampled, τ between generated and real: the "
+              "interval of the measured τ. Fresh per-question runs only (methods without one are left out).", ""]
+    rows = []
+    for k, v in taus.items():
+        for which, a in v["agreement"].items():
+            if "dev_split_half" in a:
+                sh, bs = a["dev_split_half"], a["bootstrap"]
+                rows.append([k, which.replace("_", " "), str(len(a["methods"])),
+                             f"{f(sh['mean'])} [{f(sh['p05'])}, {f(sh['p95'])}]", f(sh["share_ge_0.7"]),
+                             f"{f(bs['mean'])} [{f(bs['p05'])}, {f(bs['p95'])}]", f(bs["share_ge_0.7"])])
+    L += table(["metric", "methods", "n", "split-half τ (dev vs dev)", "share ≥ 0.7",
+                "bootstrap τ (generated vs dev)", "share ≥ 0.7"], rows) if rows else ["(no per-question runs)"]
     L += [""]
     for k, v in taus.items():
         t = v["all"]

@@ -107,7 +107,7 @@ if has kfold; then
   MODELS=models/treehop-$NAME-generated
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$GEN" --out "$MODELS" \
     --terms q,c,gate --no-final --no-progress
-  RUNS=$OUT/$NAME/runs-generated EVAL_CORPUS=$NAME QUESTIONS=$GEN SUMMARIES=$SUMMARIES/generated
+  RUNS=$OUT/$NAME/runs-generated EVAL_CORPUS=$NAME QUESTIONS=$GEN SUMMARIES=bench/results/generate-$NAME/generated
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
 fi
 SUMMARIES=bench/results/generate-$NAME

@@ -28,6 +28,7 @@ import datetime as dt
 import json
 import statistics
 import sys
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,6 @@ DEV_BY_TYPE: dict[str, str] = {
     "claims": "claims-multihop-rag/claims-offline-k8.json",
 }
 # the run ids preferred under runs-dev/ (fresh runs of the current code): the same as on the generated set, but
-# treehop, which on the real questions is scored by its k-fold models only
 # treehop, which on the real questions is scored by its k-fold models only: the pair-disjoint ones when run (no
 # hop of a held-out question among their training examples, as for the generated questions, which seldom
 # share hops), else the ordinary ones
@@ -98,7 +98,7 @@ def dev_figures(method: str, runs_dev: Path, recorded: Path) -> dict[str, Any]:
     fresh = next((rid for rid in DEV_FRESH.get(method, []) if (runs_dev / rid / "report.json").is_file()), None)
     if fresh:
         rep = load(runs_dev / fresh / "report.json")
-        return {**figures(rep), "source": f"fresh run {runs_dev / fresh}", "report": rep,
+        return {**figures(rep), "source": f"fresh run {runs_dev / fresh}", "report": rep, "run_id": fresh,
                 "results": runs_dev / fresh / "results.json"}
     ref = DEV_RECORDED[method]
     if ref.startswith("arch:"):
@@ -178,11 +178,8 @@ def agreement(gen_runs: dict[str, dict[str, dict[str, float]]], dev_runs: dict[s
 def shared_hops(path: Path) -> dict[str, int]:
     """How many generated questions share a hop (a pair of their gold chunks) with another question: what a
     k-fold TreeHop model can have seen of a held-out question."""
-    pairs = [{p for p in combinations(sorted(set(q.get("chunks") or [])), 2)} for q in load(path)]
-    counts: dict[tuple[str, str], int] = {}
-    for ps in pairs:
-        for p in ps:
-            counts[p] = counts.get(p, 0) + 1
+    pairs = [set(combinations(sorted(set(q.get("chunks") or [])), 2)) for q in load(path)]
+    counts = Counter(p for ps in pairs for p in ps)
     with_hops = [ps for ps in pairs if ps]
     return {"questions": len(with_hops), "sharing": sum(any(counts[p] > 1 for p in ps) for ps in with_hops)}
 
@@ -325,8 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     packaged = runs_gen / METHODS["treehop"][0] / "report.json"
     transfer = figures(load(packaged)) if gen_ids["treehop"] != METHODS["treehop"][0] and packaged.is_file() else None
     dev = {m: dev_figures(m, runs_dev, args.recorded) for m in METHODS}
-    ordinary = runs_dev / "treehop-kfold-k5-h2" / "report.json"
-    dev_kfold = figures(load(ordinary)) if ordinary.is_file() and "pairdisjoint" in dev["treehop"]["source"] else None
+    ordinary_id = DEV_FRESH["treehop"][-1]
+    ordinary = runs_dev / ordinary_id / "report.json"
+    dev_kfold = figures(load(ordinary)) if ordinary.is_file() and dev["treehop"].get("run_id") != ordinary_id else None
     methods = list(METHODS)
     no_claims = [m for m in methods if m != "claims"]
     gen_pq = {m: pq for m in methods if (pq := per_question(runs_gen / gen_ids[m] / "results.json"))}

@@ -72,7 +72,7 @@ def mask(text: str, name: str, replacement: str, *, surname: bool = False) -> st
     # "the X", "X", "X's", "X'" (a possessive of a name ending in s); not inside a hyphenated word
     # ("USB" in "USB-C"), whose other half would be left dangling
     def pattern(words: str) -> str:
-        return rf"(?<![\w-])(?:the\s+)?{re.escape(words)}(?:(['\u2019]s?)(?![\w-])|(?![\w-]))"
+        return rf"(?<![\w-])(?:the\s+)?{re.escape(words)}(['\u2019]s?)?(?![\w-])"
 
     out = re.sub(pattern(name), swap, text, flags=re.IGNORECASE) if name.strip() else text
     last = name.split()[-1] if name.split() else ""

@@ -13,7 +13,8 @@
 #   flat      corpus NAME-flat (corpus.txt, no metadata, claim layer built): N questions generated
 #             offline (temporal skipped, with a note), then FLAT_METHODS on the generated-flat set
 #             and on the development split scored against the flat corpus (gold matched by fact text);
-#   local     LOCAL_N (default 8) questions with the local model (--llm-backend local), timed.
+#   local     LOCAL_N (default 8) questions with the local model (--llm-backend local), timed;
+#             LOCAL_CHECK (default 0) of them answered from their own gold evidence.
 # Then bench/generate_report.py writes bench/results/generate-NAME.md and .json; each run's summary
 # is copied to bench/results/generate-NAME/ (the generated question files are not: regenerate them,
 # same corpus + seed + settings = same file).
@@ -29,6 +30,7 @@ STEPS=${*:-generate eval dev kfold flat local report}
 DEV=${DEV:-../shared/data/multihop-rag/MultiHopRAG.json}
 N=${N:-1000}
 LOCAL_N=${LOCAL_N:-8}
+LOCAL_CHECK=${LOCAL_CHECK:-0}   # of the local slice, questions the model answers from their own gold evidence
 FLAT=${FLAT:-$NAME-flat}
 FLAT_METHODS=${FLAT_METHODS:-vector bm25 hybrid ircot decompose claims treehop}
 OUT=${OUT:-runs/bench-generate}
@@ -130,7 +132,7 @@ if has flat; then
 fi
 SUMMARIES=bench/results/generate-$NAME
 if has local; then   # the local model's seconds per question (a stratified slice of LOCAL_N; --no-cache: all calls count)
-  gen "$NAME" "$OUT/$NAME/questions-local.json" local --n "$LOCAL_N" --llm-backend local --no-cache --answer-check 0 \
+  gen "$NAME" "$OUT/$NAME/questions-local.json" local --n "$LOCAL_N" --llm-backend local --no-cache --answer-check "$LOCAL_CHECK" \
     || echo "local generation failed (see $SUMMARIES/local-generate.txt)" >&2
 fi
 if has report; then

@@ -1,4 +1,4 @@
-"""Build and merge a corpus's claim layer (`mhgraph claims build|merge`, `mhgraph ingest --claims`)."""
+"""Build, merge and link a corpus's claim layer (`mhgraph claims build|merge|synonyms`, `mhgraph ingest --claims`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 from mhgraph.claims.build import ClaimsSummary, build_claims, claims_summary
 from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
 from mhgraph.claims.merge import DEFAULT_THRESHOLD, MergeSummary, merge_all
+from mhgraph.claims.synonyms import DEFAULT_NEIGHBOURS, SynonymSummary, link_synonyms
+from mhgraph.claims.synonyms import DEFAULT_THRESHOLD as SYNONYM_THRESHOLD
 from mhgraph.config import Settings
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
@@ -35,6 +37,7 @@ class NameMerge:
     embedding_model: str
     merges: list[MergeSummary]
     counts: Any                   # topics, targets, bridges
+    synonyms: SynonymSummary
 
 
 def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
@@ -59,5 +62,23 @@ def merge_names(settings: Settings, threshold: float = DEFAULT_THRESHOLD) -> Nam
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(graph, settings)
         merges = merge_all(driver, graph.database, graph.corpus, embedder, threshold)
+        synonyms = link_synonyms(driver, graph.database, graph.corpus, embedder)
         counts = claims_summary(driver, graph.database, graph.corpus)
-    return NameMerge(graph.corpus, embedder.model_name, merges, counts)
+    return NameMerge(graph.corpus, embedder.model_name, merges, counts, synonyms)
+
+
+@dataclass
+class SynonymLinks:
+    corpus: str
+    embedding_model: str
+    summary: SynonymSummary
+
+
+def link_names(settings: Settings, threshold: float = SYNONYM_THRESHOLD,
+               neighbours: int = DEFAULT_NEIGHBOURS) -> SynonymLinks:
+    """Redraw the SYNONYM edges between a built claim layer's Topic and Target names."""
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        embedder = question_embedder(graph, settings)
+        summary = link_synonyms(driver, graph.database, graph.corpus, embedder, threshold, neighbours)
+    return SynonymLinks(graph.corpus, embedder.model_name, summary)

@@ -3,6 +3,7 @@
     (:Chunk)-[:HAS_CLAIM]->(:Claim {id, corpus, text, embedding, document_id})
     (:Claim)-[:ABOUT]->(:Topic {corpus, key, name})
     (:Claim)-[:TARGETS]->(:Target {corpus, key, name})
+    (:Topic|Target)-[:SYNONYM {score}]->(:Topic|Target)
 
 Chunks are read in id order and taken in batches: each batch's claims are extracted, embedded with
 the corpus's own model, and written in ONE transaction that first removes what those chunks held
@@ -11,7 +12,8 @@ and run again redoes at most one batch, a build run twice changes nothing, and a
 another extractor replaces every chunk's claims. Topic and Target nodes are merged by name key
 (mhgraph/claims/names.py) within the corpus: claims of different articles that meet on a Target
 are the bridges. After the chunks, near-duplicate names are merged by embedding similarity
-(mhgraph/claims/merge.py), and a later batch writes a claim whose key was merged to the node kept.
+(mhgraph/claims/merge.py), and a later batch writes a claim whose key was merged to the node kept;
+then names are linked to their nearest names by SYNONYM edges (mhgraph/claims/synonyms.py).
 A Claim id hashes the chunk id, the claim's place in it and its text.
 """
 
@@ -35,6 +37,7 @@ from mhgraph.claims.merge import (
     merge_all,
 )
 from mhgraph.claims.names import name_key
+from mhgraph.claims.synonyms import SynonymSummary, link_synonyms
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import detect
 
@@ -59,6 +62,7 @@ class ClaimsSummary:
     merges: list[MergeSummary] = field(default_factory=list)
     merge_threshold: float | None = None
     merge_seconds: float = 0.0
+    synonyms: SynonymSummary | None = None
 
     @property
     def claims_per_chunk(self) -> float:
@@ -72,8 +76,9 @@ class ClaimsSummary:
                 f"  targets   {self.targets}, of which bridges {self.bridges} (targets of claims from 2+ documents)",
                 *(["  merged    " + ", ".join(f"{m.merged} of {m.names} {m.label.lower()}s" for m in self.merges)
                    + f" into near-duplicate names (cosine >= {self.merge_threshold:.2f})"] if self.merges else []),
+                *([self.synonyms.line()] if self.synonyms else []),
                 f"  time      {self.seconds:.1f} s (extracting {self.extract_seconds:.1f} s, embedding "
-                f"{self.embed_seconds:.1f} s, writing {self.write_seconds:.1f} s, merging names "
+                f"{self.embed_seconds:.1f} s, writing {self.write_seconds:.1f} s, merging and linking names "
                 f"{self.merge_seconds:.1f} s)"]
 
 
@@ -153,9 +158,11 @@ def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extrac
     driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
     t = time.perf_counter()
     merges = [] if merge_threshold is None else merge_all(driver, database, corpus, embedder, merge_threshold)
+    synonyms = link_synonyms(driver, database, corpus, embedder)
     merge_seconds = time.perf_counter() - t
     counts = claims_summary(driver, database, corpus)
     return ClaimsSummary(corpus, extractor.label, counts["chunks"], counts["chunks_done"], len(pending),
                          counts["claims"], counts["topics"],
                          counts["targets"], counts["bridges"], time.perf_counter() - started,
-                         timing["extract"], timing["embed"], timing["write"], merges, merge_threshold, merge_seconds)
+                         timing["extract"], timing["embed"], timing["write"], merges, merge_threshold, merge_seconds,
+                         synonyms)

@@ -128,14 +128,11 @@ def near_duplicates(keys: Sequence[str], vectors: np.ndarray, weights: Sequence[
     return out
 
 
-def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: str, label: str,
-                          embedder: TextEmbedder, threshold: float = DEFAULT_THRESHOLD,
-                          batch_size: int = 500) -> MergeSummary:
-    """Merge the near-duplicate `label` nodes (Target or Topic) of `corpus`; see the module text."""
-    if label not in NAME_LABELS:
-        raise MhgraphError(f"names are merged for {' and '.join(NAME_LABELS)} nodes, not {label!r}")
-    if not 0.0 < threshold <= 1.0:
-        raise MhgraphError(f"merge threshold must be above 0 and at most 1, got {threshold}")
+def name_vectors(driver: neo4j.Driver, database: str | None, corpus: str, label: str, embedder: TextEmbedder,
+                 batch_size: int = 500) -> tuple[list[neo4j.Record], np.ndarray, int]:
+    """The `label` nodes of `corpus` (cypher/claims/names.cypher), their name embeddings as unit rows,
+    and how many names were embedded now: a name without one is embedded with the corpus's model
+    and the vector kept on its node."""
     records, _, _ = driver.execute_query(cypher.load("claims/names"), label=label, corpus=corpus,
                                          database_=database, routing_=neo4j.RoutingControl.READ)
     missing = [r for r in records if r["embedding"] is None]
@@ -148,15 +145,29 @@ def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: st
             driver.execute_query(cypher.load("claims/set_name_embeddings"), rows=rows[i:i + batch_size],
                                  database_=database)
     if not records:
-        return MergeSummary(label, 0, 0, 0)
+        return [], np.zeros((0, embedder.dimensions), dtype=np.float32), 0
     vectors = np.array([fresh.get(r["node"]) or r["embedding"] for r in records], dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return list(records), vectors, len(missing)
+
+
+def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: str, label: str,
+                          embedder: TextEmbedder, threshold: float = DEFAULT_THRESHOLD,
+                          batch_size: int = 500) -> MergeSummary:
+    """Merge the near-duplicate `label` nodes (Target or Topic) of `corpus`; see the module text."""
+    if label not in NAME_LABELS:
+        raise MhgraphError(f"names are merged for {' and '.join(NAME_LABELS)} nodes, not {label!r}")
+    if not 0.0 < threshold <= 1.0:
+        raise MhgraphError(f"merge threshold must be above 0 and at most 1, got {threshold}")
+    records, vectors, embedded = name_vectors(driver, database, corpus, label, embedder, batch_size)
+    if not records:
+        return MergeSummary(label, 0, 0, 0)
     triples = near_duplicates([r["key"] for r in records], vectors, [r["claims"] for r in records], threshold)
     pairs = [{"absorbed": records[j]["node"], "kept": records[i]["node"]} for j, i, _ in triples]
     for i in range(0, len(pairs), batch_size):
         driver.execute_query(cypher.load("claims/merge_names"), pairs=pairs[i:i + batch_size], database_=database)
     examples = [(records[j]["name"], records[i]["name"], round(s, 3)) for j, i, s in triples]
-    return MergeSummary(label, len(records), len(triples), len(missing), examples)
+    return MergeSummary(label, len(records), len(triples), embedded, examples)
 
 
 def merge_all(driver: neo4j.Driver, database: str | None, corpus: str, embedder: TextEmbedder,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from mhgraph.app.claim_layer import build_claim_layer, merge_names
+from mhgraph.app.claim_layer import build_claim_layer, link_names, merge_names
+from mhgraph.claims import synonyms
 from mhgraph.claims.merge import DEFAULT_THRESHOLD
 from mhgraph.cli.root import llm_options, quiet_progress, settings_from
 
@@ -31,7 +32,8 @@ def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit:
                  no_merge: bool, no_progress: bool,
                  llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Extract the claims of every chunk not yet done: with the configured language model, or
-    with the offline extractor (spaCy) when the backend is none; then merge near-duplicate names."""
+    with the offline extractor (spaCy) when the backend is none; then merge near-duplicate names
+    and link each name to its nearest names (SYNONYM edges, for graph traversal)."""
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
@@ -59,5 +61,21 @@ def claims_merge(ctx: click.Context, corpus: str | None, threshold: float, examp
                    f"({m.embedded} names embedded now)")
         for absorbed, kept, similarity in m.examples[:examples]:
             click.echo(f"    {absorbed!r} -> {kept!r} ({similarity:.3f})")
+    click.echo(done.synonyms.line())
     click.echo(f"  now       {done.counts['topics']} topics, {done.counts['targets']} targets, of which bridges "
                f"{done.counts['bridges']}")
+
+
+@claims_group.command("synonyms")
+@click.option("--corpus", help="Corpus whose claim layer to link (default: the graph's only corpus).")
+@click.option("--threshold", default=synonyms.DEFAULT_THRESHOLD, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True), help="Cosine similarity two names need to be linked.")
+@click.option("--neighbours", default=synonyms.DEFAULT_NEIGHBOURS, show_default=True, type=click.IntRange(min=1),
+              help="Nearest names linked per name, at most.")
+@click.pass_context
+def claims_synonyms(ctx: click.Context, corpus: str | None, threshold: float, neighbours: int) -> None:
+    """Redraw the SYNONYM edges between Topic and Target names ('claims build' and 'claims merge' do
+    this at their end, with the defaults): what graph traversal ('--method ppr') walks across."""
+    done = link_names(settings_from(ctx, corpus=corpus), threshold, neighbours)
+    click.echo(f"names of corpus '{done.corpus}' linked ({done.embedding_model})")
+    click.echo(done.summary.line())

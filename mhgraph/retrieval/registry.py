@@ -51,6 +51,7 @@ BUILTIN: dict[str, str] = {
     "ircot": "mhgraph.retrieval.ircot",
     "decompose": "mhgraph.retrieval.decompose",
     "claims": "mhgraph.retrieval.claims",
+    "ppr": "mhgraph.retrieval.ppr",
 }
 DEFAULT_METHOD = "vector"
 PLUGINS_ENV = "MHGRAPH_PLUGINS"

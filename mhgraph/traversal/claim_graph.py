@@ -1,0 +1,116 @@
+"""`ClaimGraph`: a corpus's claim layer as the graph HippoRAG 2 walks, in memory.
+
+HippoRAG 2's graph has phrase nodes (entities of OpenIE triples) and passage nodes; mhgraph's
+claim layer has the same shape: Topic and Target names are the phrases, Chunks the passages, and
+each Claim (a topic, a target and the sentence joining them) the triple. So the nodes are the
+corpus's Chunks, Topics and Targets, and the undirected edges, as in HippoRAG 2:
+
+- chunk - name, weight 1, for each name a claim of the chunk is about or targets ("contains");
+- topic - target, weight the number of claims joining them (the triple's subject - object edge);
+- name - name, weight the cosine similarity, for each SYNONYM edge (mhgraph/claims/synonyms.py).
+
+Claims themselves are not nodes: they seed the walk (ppr.py). The graph is read from Neo4j in two
+queries (cypher/retrieval/ppr_graph.cypher, ppr_synonyms.cypher) and kept as a scipy sparse matrix,
+so each question costs a few sparse products, not a projection.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import neo4j
+import numpy as np
+import scipy.sparse as sp
+
+from mhgraph import cypher
+from mhgraph.traversal.pagerank import Transitions
+
+
+@dataclass
+class ClaimGraph:
+    chunk_ids: list[str]                  # node i < len(chunk_ids): that chunk
+    names: list[tuple[str, str, str]]     # node len(chunk_ids) + j: (element id, label, name)
+    transitions: Transitions
+    chunks_of_name: np.ndarray            # per name node: how many chunks hold it
+    edges: dict[str, int]                 # edges per kind
+    seconds: float                        # time to read and build
+    # unit rows in chunk_ids' order, when read (dense seeds over every chunk); else None
+    chunk_vectors: np.ndarray | None = None
+    index: dict[str, int] = field(default_factory=dict)   # chunk id or name element id -> node
+
+    def __post_init__(self) -> None:
+        if not self.index:
+            self.index = {c: i for i, c in enumerate(self.chunk_ids)}
+            offset = len(self.chunk_ids)
+            self.index.update({node: offset + j for j, (node, _, _) in enumerate(self.names)})
+
+    @property
+    def size(self) -> int:
+        return len(self.chunk_ids) + len(self.names)
+
+    def is_chunk(self, node: int) -> bool:
+        return node < len(self.chunk_ids)
+
+    def describe(self, node: int) -> tuple[str, str]:
+        """(label, chunk id or name) of a node."""
+        if self.is_chunk(node):
+            return "Chunk", self.chunk_ids[node]
+        _, label, name = self.names[node - len(self.chunk_ids)]
+        return label, name
+
+    @classmethod
+    def load(cls, driver: neo4j.Driver, database: str | None, corpus: str,
+             embeddings: bool = False) -> ClaimGraph:
+        """The graph of `corpus`; with `embeddings`, every chunk's embedding too."""
+        started = time.perf_counter()
+        claims, _, _ = driver.execute_query(cypher.load("retrieval/ppr_graph"), corpus=corpus, database_=database,
+                                            routing_=neo4j.RoutingControl.READ)
+        synonyms, _, _ = driver.execute_query(cypher.load("retrieval/ppr_synonyms"), corpus=corpus,
+                                              database_=database, routing_=neo4j.RoutingControl.READ)
+        chunk_index: dict[str, int] = {}
+        name_index: dict[str, int] = {}
+        names: list[tuple[str, str, str]] = []
+        for r in claims:
+            chunk_index.setdefault(r["chunk"], len(chunk_index))
+            if r["topic"] is None:
+                continue
+            for label, key, name in (("Topic", "topic", "topic_name"), ("Target", "target", "target_name")):
+                if r[key] not in name_index:
+                    name_index[r[key]] = len(names)
+                    names.append((r[key], label, r[name]))
+        chunks = len(chunk_index)
+        contains: set[tuple[int, int]] = set()
+        joins: dict[tuple[int, int], float] = {}
+        for r in claims:
+            if r["topic"] is None:
+                continue
+            c = chunk_index[r["chunk"]]
+            p, t = chunks + name_index[r["topic"]], chunks + name_index[r["target"]]
+            contains.update(((c, p), (c, t)))
+            if p != t:
+                joins[(p, t)] = joins.get((p, t), 0.0) + 1.0
+        similar = {(chunks + name_index[r["a"]], chunks + name_index[r["b"]]): float(r["score"])
+                   for r in synonyms if r["a"] in name_index and r["b"] in name_index}
+        pairs = [*((a, b, 1.0) for a, b in contains), *((a, b, w) for (a, b), w in joins.items()),
+                 *((a, b, w) for (a, b), w in similar.items())]
+        n = chunks + len(names)
+        if pairs:
+            rows, cols, weights = (np.array(x) for x in zip(*pairs))
+            upper = sp.coo_matrix((weights, (rows, cols)), shape=(n, n))
+            adjacency = (upper + upper.T).tocsr()
+        else:
+            adjacency = sp.csr_matrix((n, n))
+        holders = np.zeros(len(names))
+        for _, name in contains:
+            holders[name - chunks] += 1
+        vectors = None
+        if embeddings:
+            rows, _, _ = driver.execute_query(cypher.load("retrieval/ppr_chunk_embeddings"), corpus=corpus,
+                                              database_=database, routing_=neo4j.RoutingControl.READ)
+            by_id = {r["chunk"]: r["embedding"] for r in rows}
+            vectors = np.array([by_id[c] for c in chunk_index], dtype=np.float32).reshape(chunks, -1)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return cls(list(chunk_index), names, Transitions.from_adjacency(adjacency), holders,
+                   {"contains": len(contains), "joins": len(joins), "synonyms": len(similar)},
+                   time.perf_counter() - started, vectors)

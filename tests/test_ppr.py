@@ -1,0 +1,212 @@
+"""Graph traversal (`ppr`): personalized PageRank against its closed form, synonym edges between
+claim names, the claim graph read from Neo4j, the method on a real server (seeds, walk, ranking,
+traces, Browser query) and its one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mhgraph.claims.synonyms import nearest_pairs
+from mhgraph.errors import MhgraphError
+from mhgraph.traversal.pagerank import Transitions, personalized_pagerank
+
+
+def closed_form(adjacency: np.ndarray, reset: np.ndarray, damping: float) -> np.ndarray:
+    """p = (1 - d) r + d (W^T p + dangling(p) r), solved as one linear system."""
+    n = len(adjacency)
+    strength = adjacency.sum(axis=1)
+    w = np.divide(adjacency, strength[:, None], out=np.zeros_like(adjacency), where=strength[:, None] > 0)
+    r = reset / reset.sum()
+    dangling = (strength == 0).astype(float)
+    m = np.eye(n) - damping * (w.T + np.outer(r, dangling))
+    return np.linalg.solve(m, (1 - damping) * r)
+
+
+def test_pagerank_matches_the_closed_form_with_weights_and_a_dangling_node() -> None:
+    a = np.zeros((6, 6))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 1.0), (3, 0, 0.5), (1, 3, 3.0), (3, 4, 1.0)]:
+        a[i, j] = a[j, i] = w           # node 5 has no edges
+    reset = np.array([1.0, 0, 0, 0, 0, 0.5])
+    for damping in (0.5, 0.85):
+        p, iterations = personalized_pagerank(Transitions.from_adjacency(sp.csr_matrix(a)), reset, damping)
+        assert np.allclose(p, closed_form(a, reset, damping), atol=1e-9)
+        assert p.sum() == pytest.approx(1.0) and 1 < iterations < 200
+    # heavier edges carry more of the walk: from node 1, node 3 (weight 3) beats node 2 (weight 2)
+    p, _ = personalized_pagerank(Transitions.from_adjacency(sp.csr_matrix(a)), np.eye(6)[1], 0.5)
+    assert p[3] > p[2]
+    # damping 0: the walk never leaves the seeds
+    p, _ = personalized_pagerank(Transitions.from_adjacency(sp.csr_matrix(a)), reset, 0.0)
+    assert np.allclose(p, reset / reset.sum())
+
+
+def test_pagerank_refuses_bad_input() -> None:
+    t = Transitions.from_adjacency(sp.csr_matrix(np.ones((3, 3))))
+    with pytest.raises(MhgraphError, match="damping must be in"):
+        personalized_pagerank(t, np.ones(3), 1.0)
+    with pytest.raises(MhgraphError, match="reset has"):
+        personalized_pagerank(t, np.ones(4))
+    with pytest.raises(MhgraphError, match="positive sum"):
+        personalized_pagerank(t, np.zeros(3))
+    with pytest.raises(MhgraphError, match="must not be negative"):
+        Transitions.from_adjacency(sp.csr_matrix(-np.ones((2, 2))))
+
+
+def test_nearest_pairs_keep_the_top_neighbours_above_the_threshold_once() -> None:
+    angles = np.radians([0, 10, 25, 45, 90])
+    v = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    pairs = nearest_pairs(v, threshold=0.9, neighbours=1, block=2)    # blocks of 2 rows: the split is seamless
+    # each row's single nearest; 90 deg is 45 from its nearest (cos 0.71), below the threshold
+    assert [(i, j) for i, j, _ in pairs] == [(0, 1), (1, 2), (2, 3)]
+    assert [s for _, _, s in pairs] == pytest.approx(np.cos(np.radians([10, 15, 20])))
+    two = {(i, j) for i, j, _ in nearest_pairs(v, threshold=0.9, neighbours=2)}
+    assert two == {(0, 1), (0, 2), (1, 2), (2, 3)}     # 0-2 (25 deg, cos 0.906) joins; 1-3 (35 deg, 0.82) not
+    assert nearest_pairs(v[:1], 0.5, 10) == []
+
+
+# -- on the real server -----------------------------------------------------------------------
+pytest.importorskip("spacy", reason="the claims extra (pip install -e '.[claims]') is not installed")
+
+from tests.conftest import SAMPLE, run_cli
+from tests.test_claims import TWO_ARTICLES, _ingested
+
+QUESTION = "Which club did Tomás Ferreira leave for Kingsbridge Rovers, and why did that club sack its manager?"
+
+
+def _built(articles, name, driver, settings, embedder, tmp_path):
+    from mhgraph.claims.build import build_claims
+    from mhgraph.claims.extract import OfflineClaimExtractor
+
+    driver = _ingested(articles, name, driver, settings, embedder, tmp_path)
+    summary = build_claims(driver, settings.neo4j_database, name, OfflineClaimExtractor(), embedder, progress=False)
+    return driver, summary
+
+
+@pytest.fixture
+def two_built(empty_graph, settings, embedder, tmp_path):
+    return _built(TWO_ARTICLES, "two", empty_graph, settings, embedder, tmp_path)
+
+
+@pytest.fixture
+def sample_built(empty_graph, settings, embedder, tmp_path):
+    articles = json.loads((SAMPLE / "corpus.json").read_text())
+    return _built(articles, "sample", empty_graph, settings, embedder, tmp_path)
+
+
+def test_synonym_edges_are_drawn_marked_and_replaced(sample_built, settings, embedder) -> None:
+    from mhgraph.claims.synonyms import link_synonyms
+
+    driver, summary = sample_built
+    db = settings.neo4j_database
+    count = "MATCH (a {corpus: 'sample'})-[s:SYNONYM]->(b) RETURN count(s) AS n, min(s.score) AS low, " \
+            "sum(CASE WHEN a = b THEN 1 ELSE 0 END) AS loops"
+    mark = "MATCH (c:Corpus {name: 'sample'}) RETURN c.synonym_threshold AS t, c.synonym_edges AS e"
+    stored = driver.execute_query(count, database_=db).records[0]
+    assert summary.synonyms is not None and stored["n"] == summary.synonyms.edges
+    assert summary.synonyms.names == summary.topics + summary.targets
+    assert tuple(driver.execute_query(mark, database_=db).records[0].values()) == (0.8, summary.synonyms.edges)
+    # redrawn looser: replaced, not added to, and the same when drawn twice
+    loose = link_synonyms(driver, db, "sample", embedder, threshold=0.5, neighbours=3)
+    again = link_synonyms(driver, db, "sample", embedder, threshold=0.5, neighbours=3)
+    stored = driver.execute_query(count, database_=db).records[0]
+    assert stored["n"] == loose.edges == again.edges > summary.synonyms.edges
+    assert stored["low"] >= 0.5 and stored["loops"] == 0
+    assert loose.embedded == 0          # the names kept their embeddings
+    assert tuple(driver.execute_query(mark, database_=db).records[0].values()) == (0.5, loose.edges)
+
+
+def test_ppr_walks_from_seed_facts_to_chunks_across_articles(sample_built, settings, embedder) -> None:
+    from mhgraph.retrieval.ppr import PPRRetriever
+    from mhgraph.traversal.claim_graph import ClaimGraph
+    from mhgraph.traversal.diagnostics import PPRWalk
+
+    driver, summary = sample_built
+    db = settings.neo4j_database
+    graph = ClaimGraph.load(driver, db, "sample", embeddings=True)
+    chunks = driver.execute_query("MATCH (c:Chunk {corpus: 'sample'}) RETURN count(c) AS n", database_=db).records[0]["n"]
+    assert len(graph.chunk_ids) == chunks and len(graph.names) == summary.topics + summary.targets
+    assert graph.edges["synonyms"] == summary.synonyms.edges and graph.edges["contains"] > 0
+    # no dense seeds: the walk alone, from the names of the nearest claims, reaches the chunks
+    walker = PPRRetriever(driver, embedder, graph, db, corpus="sample", facts=3, passage_weight=0.0)
+    result = walker.search(QUESTION, top_k=4)
+    walk = result.diagnostic(PPRWalk)
+    assert len(walk.facts) == 3 and walk.seeded_chunks == 0 and walk.iterations > 1
+    assert 2 <= len(walk.seeds) <= 6 and walk.top_names
+    scores = [c.score for c in result.hops[0].chunks]
+    assert scores == sorted(scores, reverse=True) and [c.rank for c in result.hops[0].chunks] == [1, 2, 3, 4][:len(scores)]
+    assert len({c.document_id for c in result.hops[0].chunks}) >= 2     # names shared across articles bridge them
+    # a chunk the walk ranks holds a seeded name or is one edge from one (damping 0.5 keeps it near)
+    seeded = {s["node"] for s in walk.seeds}
+    holders = driver.execute_query(
+        "MATCH (c:Chunk)-[:HAS_CLAIM]->(:Claim)-[:ABOUT|TARGETS]->(n) WHERE elementId(n) IN $seeded "
+        "RETURN collect(DISTINCT c.id) AS ids", seeded=sorted(seeded), database_=db).records[0]["ids"]
+    assert result.hops[0].chunks[0].chunk_id in holders
+    # damping 0: the walk never leaves its seeds, so the chunks rank as their dense seeds, the
+    # vector ranking (the nearest chunk's min-max normalised score is the largest)
+    nearest = driver.execute_query(
+        "MATCH (c:Chunk {corpus: 'sample'}) RETURN c.id AS id ORDER BY vector.similarity.cosine(c.embedding, $q) DESC "
+        "LIMIT 1", q=[float(x) for x in embedder.embed_query(QUESTION)], database_=db).records[0]["id"]
+    for candidates in (0, 20):     # every chunk's embedding in memory, or the vector index's nearest 20
+        dense = PPRRetriever(driver, embedder, graph, db, corpus="sample", facts=1, candidates=candidates,
+                             damping=0.0).search(QUESTION, top_k=2)
+        assert dense.hops[0].chunks[0].chunk_id == nearest
+        assert dense.diagnostic(PPRWalk).seeded_chunks == min(candidates or chunks, chunks) - 1   # min-max: one is 0
+    without = ClaimGraph.load(driver, db, "sample")
+    assert without.chunk_vectors is None
+    with pytest.raises(MhgraphError, match="only from a graph read with its embeddings"):
+        PPRRetriever(driver, embedder, without, db, corpus="sample").search(QUESTION)
+
+
+def test_ppr_command_errors_name_the_missing_layer(settings, empty_graph, tmp_path) -> None:
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
+    result = run_cli(settings, "query", "Who recalled robots?", "-m", "ppr", env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: corpus 'sample' has no claims: run 'mhgraph claims build --corpus sample' first"
+    assert run_cli(settings, "claims", "build", "--no-progress", env=env).returncode == 0
+    empty_graph.execute_query("MATCH (c:Corpus {name: 'sample'}) REMOVE c.synonym_threshold",
+                              database_=settings.neo4j_database)
+    result = run_cli(settings, "query", "Who recalled robots?", "-m", "ppr", env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("error: corpus 'sample' has no synonym edges between its names: run 'mhgraph "
+                                     "claims synonyms --corpus sample' first (claims build does it for a new layer)")
+    linked = run_cli(settings, "claims", "synonyms", "--neighbours", "5", env=env)
+    assert linked.returncode == 0, linked.stderr
+    assert re.search(r"synonyms +\d+ edges between \d+ topic and target names \(cosine >= 0.80, at most 5 per name\)",
+                     linked.stdout)
+    found = run_cli(settings, "query", "Who recalled robots?", "-m", "ppr", "--ppr-facts", "3", env=env)
+    assert found.returncode == 0, found.stderr
+    assert "seed facts (3):" in found.stdout and "walk's top names:" in found.stdout
+
+
+def test_ppr_eval_traces_and_browser_walk(settings, empty_graph, tmp_path) -> None:
+    from mhgraph import cypher
+
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", "--claims", env=env).returncode == 0
+    result = run_cli(settings, "eval", "--sample", "-m", "ppr", "-k", "4", "--limit", "5", "--run-id", "ppr-run",
+                     "--no-progress", "--runs-dir", str(tmp_path / "runs"), env=env)
+    assert result.returncode == 0, result.stderr
+    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    results = json.loads((run_dir / "results.json").read_text())
+    report = (run_dir / "report.md").read_text()
+    assert "## Graph traversal (personalized PageRank)" in report
+    db = settings.neo4j_database
+    facts = empty_graph.execute_query("MATCH (:Question)-[s:SEED_FACT {run: 'ppr-run'}]->(:Claim) RETURN count(s) AS n",
+                                      database_=db).records[0]["n"]
+    assert facts == sum(len(r["facts"]) for r in results) > 0
+    question = next(r for r in results if r["seeds"])
+    drawn = empty_graph.execute_query(cypher.load("browser/ppr_walk"), run="ppr-run", question=question["id"],
+                                      database_=db).records[0]
+    roles = [w.relationships[0]["role"] for w in drawn["walked"]]
+    assert roles.count("seed") == len(question["seeds"]) and roles.count("visited") == len(question["top_names"])
+    assert len(drawn["retrieved"]) == len(question["retrieved"]) if "retrieved" in question else drawn["retrieved"]
+    assert run_cli(settings, "eval", "--delete-run", "ppr-run", env=env).returncode == 0
+    left = empty_graph.execute_query("MATCH ()-[u:SEED_FACT|WALKED {run: 'ppr-run'}]->() RETURN count(u) AS n",
+                                     database_=db).records[0]["n"]
+    assert left == 0

@@ -7,13 +7,16 @@ SYNONYM edges between near names (mhgraph/claims/synonyms.py). Per question, as 
 1. the `facts` (5) claims nearest the question in the Claim vector index are the seed facts;
    each names a Topic and a Target, seeded with the fact's cosine divided by the number of chunks
    holding that name (a name in many chunks says little), averaged over the facts naming it;
-2. every chunk of the corpus is seeded with its dense score (cosine to the question, min-max
-   normalised) times `passage_weight` (0.05), from the chunk embeddings read with the graph; or,
-   with `candidates` N > 0 (for a corpus too large to hold its embeddings), only the N nearest
-   chunks in the Chunk vector index;
+2. the `candidates` (100) chunks nearest the question in the Chunk vector index are seeded with
+   their dense score, min-max normalised, times `passage_weight` (0.05); with `candidates` 0,
+   every chunk of the corpus is, as in HippoRAG 2 (the chunk embeddings are read with the graph
+   and held in memory; on MultiHop-RAG this ranks worse: docs/methods/ppr.md);
 3. personalized PageRank with damping `damping` (0.5) from those seeds (mhgraph/traversal/
    pagerank.py), in memory over a scipy sparse matrix read from Neo4j once per retriever;
 4. chunks ranked by their PageRank score.
+
+As a pipeline's expansion stage (`compose`), the candidates stage's chunks are the dense seeds,
+with their own scores, in place of step 2's vector search.
 
 Not HippoRAG 2's: fact scores are the raw cosine of the top facts, not min-max normalised over
 every fact of the corpus (that would read every claim per question), and there is no model
@@ -23,6 +26,7 @@ filtering the facts ("recognition memory"); docs/methods/ppr.md says why and wha
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import neo4j
@@ -40,7 +44,7 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.traversal.claim_graph import ClaimGraph
 from mhgraph.traversal.diagnostics import PPRWalk
 from mhgraph.traversal.pagerank import personalized_pagerank
-from mhgraph.types import Hop, RetrievalResult
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 SHOWN_NAMES = 10      # the walk's top names kept in its diagnostics
 
@@ -49,7 +53,7 @@ class PPRRetriever(Retriever):
     name = "ppr"
 
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, graph: ClaimGraph, database: str | None = None,
-                 *, corpus: str, facts: int = 5, candidates: int = 0, passage_weight: float = 0.05,
+                 *, corpus: str, facts: int = 5, candidates: int = 100, passage_weight: float = 0.05,
                  damping: float = 0.5, search_ratio: int = 4) -> None:
         self.driver = driver
         self.embedder = embedder
@@ -84,12 +88,17 @@ class PPRRetriever(Retriever):
                 count[node] = count.get(node, 0) + 1
         return {node: total[node] / count[node] for node in total}
 
-    def _chunk_seeds(self, embedding: list[float]) -> np.ndarray:
-        """Per chunk node, its dense seed weight (zero where not seeded)."""
+    def _chunk_seeds(self, embedding: list[float], given: Sequence[RetrievedChunk] | None = None) -> np.ndarray:
+        """Per chunk node, its dense seed weight (zero where not seeded); `given`: a pipeline's
+        candidates, seeded by their own scores instead."""
         weights = np.zeros(len(self.graph.chunk_ids))
         if self.passage_weight == 0:
             return weights
-        if self.candidates == 0:
+        if given is not None:
+            known = [c for c in given if c.chunk_id in self.graph.index]
+            nodes = np.array([self.graph.index[c.chunk_id] for c in known], dtype=int)
+            scores = np.array([float(c.score) for c in known])
+        elif self.candidates == 0:
             if self.graph.chunk_vectors is None:
                 raise MhgraphError("ppr seeds every chunk (candidates 0) only from a graph read with its embeddings")
             q = np.asarray(embedding, dtype=np.float32)
@@ -116,7 +125,7 @@ class PPRRetriever(Retriever):
             cypher.load("retrieval/ppr_facts"), embedding=embedding, corpus=self.corpus, facts=self.facts,
             candidates=self.facts * self.search_ratio, database_=self.database, routing_=neo4j.RoutingControl.READ)
         names = self._name_seeds(facts)
-        chunks = self._chunk_seeds(embedding)
+        chunks = self._chunk_seeds(embedding, options.get("candidates"))
         reset = np.zeros(self.graph.size)
         reset[:len(chunks)] = chunks
         for node, weight in names.items():
@@ -157,8 +166,9 @@ class PPRRetriever(Retriever):
 class PPROptions(MethodOptions):
     facts: int = option(5, "Claims nearest the question whose Topic and Target names seed the walk "
                            "(HippoRAG 2 keeps 5).", ge=1)
-    candidates: int = option(0, "Chunks seeded by their dense score: 0, every chunk (HippoRAG 2; the chunk "
-                                "embeddings are held in memory); N, the N nearest in the Chunk vector index.", ge=0)
+    candidates: int = option(100, "Candidate chunks seeded by their dense score: the N nearest in the Chunk vector "
+                                  "index; 0: every chunk of the corpus (HippoRAG 2; the chunk embeddings are held "
+                                  "in memory).", ge=0)
     passage_weight: float = option(0.05, "Weight of a chunk's dense seed (min-max normalised score times this) "
                                          "against the names' (HippoRAG 2: 0.05).", ge=0)
     damping: float = option(0.5, "Probability that the walk follows an edge rather than restarting at a seed "

@@ -52,6 +52,7 @@ BUILTIN: dict[str, str] = {
     "decompose": "mhgraph.retrieval.decompose",
     "claims": "mhgraph.retrieval.claims",
     "ppr": "mhgraph.retrieval.ppr",
+    "compose": "mhgraph.retrieval.compose",
 }
 DEFAULT_METHOD = "vector"
 PLUGINS_ENV = "MHGRAPH_PLUGINS"

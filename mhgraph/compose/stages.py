@@ -1,0 +1,91 @@
+"""A pipeline's stages, written as one line: `filter=rules candidates=hybrid expand=ppr,treehop
+fuse=rrf rerank=bi-encoder:bge-small-en-v1.5`. Stages run in that fixed order whatever order
+they are written in; a stage left out takes its default (no filter, hybrid candidates, no
+expansion, reciprocal rank fusion, no reranker).
+
+- filter: a metadata filter extractor of `metarag` (rules, llm, reference, gold); the candidates
+  are then searched inside the filter (metarag's filtered search; vector or hybrid candidates);
+- candidates: vector, bm25 or hybrid;
+- expand: methods whose own rankings join the candidates (any method but compose; usually
+  treehop, claims, ppr, ircot); a method that can use the candidates does (ppr seeds its walk
+  with them);
+- fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
+- rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
+  bi-encoder:MODEL, kfold:DIR), or none.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from mhgraph.errors import MhgraphError
+from mhgraph.filters.extractors import EXTRACTORS
+
+STAGES = ("filter", "candidates", "expand", "fuse", "rerank")
+NONE = "none"
+
+
+class PipelineStages(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    filter: str | None = None
+    candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
+    expand: tuple[str, ...] = ()
+    fuse: Literal["rrf", "linear"] = "rrf"
+    rerank: str | None = None
+
+    @field_validator("filter")
+    @classmethod
+    def _known_extractor(cls, value: str | None) -> str | None:
+        if value is not None and value not in EXTRACTORS:
+            raise ValueError(f"unknown filter extractor '{value}' (extractors: {', '.join(EXTRACTORS)})")
+        return value
+
+    @field_validator("expand")
+    @classmethod
+    def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from mhgraph.retrieval import (
+            registry,  # the registry imports this module's method lazily
+        )
+
+        known = [n for n in registry.names() if n != "compose"]
+        for name in value:
+            if name not in known:
+                raise ValueError(f"'{name}' cannot expand (methods: {', '.join(known)})")
+        if len(set(value)) != len(value):
+            raise ValueError("a method is named twice")
+        return value
+
+    def describe(self) -> str:
+        """The canonical one-line form (what runs, every stage written out)."""
+        return " ".join([f"filter={self.filter or NONE}", f"candidates={self.candidates}",
+                         f"expand={','.join(self.expand) or NONE}", f"fuse={self.fuse}",
+                         f"rerank={self.rerank or NONE}"])
+
+
+def parse_stages(text: str) -> PipelineStages:
+    """`text` as stages; a one-line error naming the stage or value at fault."""
+    values: dict[str, object] = {}
+    for token in text.split():
+        stage, sep, value = token.partition("=")
+        if not sep or not value:
+            raise MhgraphError(f"stage '{token}': write STAGE=VALUE (stages: {', '.join(STAGES)})")
+        if stage not in STAGES:
+            raise MhgraphError(f"unknown stage '{stage}' (stages: {', '.join(STAGES)})")
+        if stage in values:
+            raise MhgraphError(f"stage '{stage}' given twice")
+        if value == NONE:
+            values[stage] = () if stage == "expand" else None
+        else:
+            values[stage] = tuple(v for v in value.split(",") if v) if stage == "expand" else value
+    try:
+        return PipelineStages(**values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        stage = str(error["loc"][0]) if error["loc"] else "?"
+        message = error["msg"]
+        if message.startswith("Value error, "):
+            raise MhgraphError(f"stage '{stage}': {message.removeprefix('Value error, ')}") from None
+        raise MhgraphError(f"stage '{stage}': {message}, got {error.get('input')!r}") from None

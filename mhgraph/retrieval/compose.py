@@ -1,0 +1,209 @@
+"""`compose`: methods as stages of one pipeline (mhgraph/compose/stages.py):
+
+    filter -> candidates -> expansion -> fusion -> rerank
+
+1. candidates: `candidate_k` chunks by vector, bm25 or hybrid; with a filter, metarag's filtered
+   search (its extractor, vector or hybrid inside the filter). On a corpus whose chunks have no
+   source and no date the filter is skipped, with a note.
+2. expansion: each method named ranks `expand_k` chunks of its own, told the candidates (a
+   method that can use them does: ppr seeds its walk with them; the others search from the
+   question). A method whose layer is missing says which command builds it, before anything runs.
+3. fusion: the candidates and the expansions' rankings fused (reciprocal rank or linear).
+4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
+   the best `top_k` fused chunks are kept.
+
+Each stage is timed (RetrievalResult.phases) and its output kept (StageTrace), so an evaluation
+report shows where gold is lost. The stages' own methods are built with their options as the
+configuration sets them (flags, environment, config file), and their diagnostics are kept too.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import neo4j
+from pydantic import field_validator
+
+from mhgraph import cypher
+from mhgraph.compose.diagnostics import StageTrace
+from mhgraph.compose.fusion import fuse
+from mhgraph.compose.stages import PipelineStages, parse_stages
+from mhgraph.errors import MhgraphError
+from mhgraph.options import MethodOptions, option
+from mhgraph.rerank.base import Reranker, rerank
+from mhgraph.rerank.models import load_reranker
+from mhgraph.retrieval import registry
+from mhgraph.retrieval.base import Retriever
+from mhgraph.retrieval.registry import BuildContext, MethodSpec
+from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
+
+DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
+
+
+class ComposedRetriever(Retriever):
+    name = "compose"
+
+    def __init__(self, stages: PipelineStages, candidates: Retriever, expansions: dict[str, Retriever], *,
+                 candidate_k: int = 30, expand_k: int = 10, reranker: Reranker | None = None, rerank_k: int = 20,
+                 rerank_weight: float = 1.0, note: str | None = None) -> None:
+        self.stages = stages
+        self.candidates = candidates
+        self.expansions = expansions
+        self.candidate_k = candidate_k
+        self.expand_k = expand_k
+        self.reranker = reranker
+        self.rerank_k = rerank_k
+        self.rerank_weight = rerank_weight
+        self.note = note
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(), "candidate_k": self.candidate_k, "expand_k": self.expand_k,
+                "rerank_k": self.rerank_k, "rerank_weight": self.rerank_weight,
+                "candidates": self.candidates.params,
+                **{f"expand_{name}": r.params for name, r in self.expansions.items()},
+                **({"reranker": self.reranker.name} if self.reranker else {}), **({"note": self.note} if self.note else {})}
+
+    def trained_models(self):
+        return [m for r in (self.candidates, *self.expansions.values()) for m in r.trained_models()]
+
+    def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
+        started = time.perf_counter()
+        trace: list[dict[str, Any]] = []
+        phases: dict[str, float] = {}
+        diagnostics: list[Any] = []
+
+        def record(stage: str, detail: str, seconds: float, chunks: list[RetrievedChunk]) -> None:
+            trace.append({"stage": stage, "detail": detail, "seconds": round(seconds, 5),
+                          "chunks": [c.chunk_id for c in chunks]})
+            phases[stage] = phases.get(stage, 0.0) + seconds
+
+        t = time.perf_counter()
+        found = self.candidates.search(question, top_k=self.candidate_k)
+        candidates = found.final_ranking()[:self.candidate_k]
+        diagnostics += found.diagnostics
+        record("candidates", self._candidate_detail(), time.perf_counter() - t, candidates)
+        rankings = [candidates]
+        pool = {c.chunk_id: c for c in candidates}
+        for name, retriever in self.expansions.items():
+            t = time.perf_counter()
+            result = retriever.search(question, top_k=self.expand_k, candidates=candidates)
+            ranking = result.final_ranking()[:self.expand_k]
+            diagnostics += result.diagnostics
+            rankings.append(ranking)
+            for c in ranking:
+                pool.setdefault(c.chunk_id, c)
+            record(f"expand:{name}", f"{name}, {self.expand_k} chunks", time.perf_counter() - t, ranking)
+        if self.expansions:
+            trace.append({"stage": "expanded", "detail": "candidates and expansions together", "seconds": 0.0,
+                          "chunks": list(pool)})
+        t = time.perf_counter()
+        fused = fuse(rankings, self.stages.fuse) if self.expansions else candidates
+        depth = self.rerank_k if self.reranker else top_k
+        record("fusion", f"{self.stages.fuse if self.expansions else 'none (one ranking)'}, top {depth}",
+               time.perf_counter() - t, fused[:depth])
+        if self.reranker is not None:
+            final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], top_k, self.rerank_weight)
+            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {top_k}", seconds, final)
+        else:
+            final = [replace(c, rank=rank) for rank, c in enumerate(fused[:top_k], start=1)]
+        seconds = time.perf_counter() - started
+        stage_trace = StageTrace(self.stages.describe(), tuple(trace), self.note)
+        return RetrievalResult(question, self.name, [Hop(1, final, query=question, seconds=seconds)],
+                               params={"top_k": top_k, **self.params}, seconds=seconds, phases=phases,
+                               diagnostics=(stage_trace, *self._distinct(diagnostics)))
+
+    def _candidate_detail(self) -> str:
+        where = f" inside the {self.stages.filter} filter" if self.stages.filter and not self.note else ""
+        return f"{self.stages.candidates}{where}, {self.candidate_k} chunks"
+
+    @staticmethod
+    def _distinct(diagnostics: list[Any]) -> list[Any]:
+        """One record per kind (a result holds at most one of each)."""
+        seen: dict[str, Any] = {}
+        for d in diagnostics:
+            seen.setdefault(d.kind, d)
+        return list(seen.values())
+
+
+class ComposeOptions(MethodOptions):
+    stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), candidates "
+                                         "(vector, bm25, hybrid), expand (methods, comma-separated), fuse (rrf, "
+                                         "linear), rerank (a reranker); 'none' turns a stage off.", flag="--stages")
+    candidate_k: int = option(30, "Chunks the candidates stage passes on.", ge=1)
+    expand_k: int = option(10, "Chunks each expansion method ranks.", ge=1)
+    rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
+    rerank_weight: float = option(1.0, "The reranker's weight fused with the fused score, each standardised "
+                                       "(1: the reranker's order alone).", ge=0.0, le=1.0)
+
+    @field_validator("stages")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        parse_stages(value)   # a one-line MhgraphError naming the stage
+        return value
+
+    @property
+    def pipeline(self) -> PipelineStages:
+        return parse_stages(self.stages)
+
+
+def _has_metadata(ctx: BuildContext) -> bool:
+    g = ctx.graph
+    records, _, _ = g.driver.execute_query(cypher.load("corpora/metadata_present"), corpus=g.corpus,
+                                           database_=g.database, routing_=neo4j.RoutingControl.READ)
+    return bool(records and records[0]["present"])
+
+
+def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
+    stages = options.pipeline
+    g, settings = ctx.graph, ctx.settings
+    note = None
+    if stages.filter and not _has_metadata(ctx):
+        note = "filter skipped: the corpus's chunks have no source and no date"
+    components = {"embedder": ctx.embedder, "llm": ctx.llm, "questions": ctx.questions, "status": ctx.status}
+    # every stage's requirements first, so a missing layer is one line before any model loads
+    for name in stages.expand:
+        registry.check_ready(name, g, registry.options_for(settings, name))
+    if stages.filter and not note:
+        if stages.candidates == "bm25":
+            raise MhgraphError("stage 'filter': the filtered search takes vector or hybrid candidates, not bm25")
+        metarag = registry.options_for(settings, "metarag").model_copy(update={
+            "filter_extractor": stages.filter, "search": stages.candidates, "candidates": options.candidate_k,
+            "rerank": False})
+        candidates = registry.build_retriever("metarag", g, settings, metarag, **components)
+    else:
+        candidates = registry.build_retriever(stages.candidates, g, settings, **components)
+    expansions = {name: registry.build_retriever(name, g, settings, **components) for name in stages.expand}
+    reranker = None
+    if stages.rerank:
+        ctx.status(f"loading reranker {stages.rerank}")
+        reranker = load_reranker(stages.rerank, settings.cache_dir)
+    return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
+                             expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
+                             rerank_weight=options.rerank_weight, note=note)
+
+
+def _uses_llm(options: ComposeOptions) -> bool:
+    stages = options.pipeline
+    if stages.filter == "llm":
+        return True
+    return any(registry.get(name).calls_llm(registry.get(name).options()) for name in stages.expand)
+
+
+def _indexes(options: ComposeOptions) -> tuple[str, ...]:
+    stages = options.pipeline
+    return {"vector": ("vector",), "bm25": ("fulltext",), "hybrid": ("vector", "fulltext")}[stages.candidates]
+
+
+def _held_out() -> frozenset[str]:
+    """Questions any method that may be a stage shows as demonstrations: left out of every figure."""
+    return frozenset().union(*(registry.held_out(n) for n in registry.names() if n != "compose"
+                               and registry.get(n).demonstrated))
+
+
+METHOD = MethodSpec(
+    name="compose", description="methods as stages of one pipeline: filter, candidates, expansion, fusion, rerank",
+    options=ComposeOptions, build=build, indexes=_indexes, embedder=True, uses_llm=_uses_llm, held_out=_held_out,
+    diagnostics=(StageTrace,))

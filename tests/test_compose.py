@@ -1,0 +1,176 @@
+"""Composed pipelines (`compose`): the stages line and its errors, fusion, and pipelines on the
+real server: a pipeline of one stage is that method, a filter stage is metarag's filtered search,
+an expansion joins the ranking, a reranker orders the end, a flat corpus skips the filter with a
+note, a missing claim layer is one line, and an evaluation reports where gold is lost."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from mhgraph.compose.fusion import fuse
+from mhgraph.compose.stages import parse_stages
+from mhgraph.errors import MhgraphError
+from mhgraph.types import RetrievedChunk
+
+
+def test_stages_parse_in_any_order_with_defaults() -> None:
+    stages = parse_stages("rerank=bi-encoder:bge-small-en-v1.5 expand=ppr,treehop candidates=vector filter=rules")
+    assert stages.describe() == ("filter=rules candidates=vector expand=ppr,treehop fuse=rrf "
+                                 "rerank=bi-encoder:bge-small-en-v1.5")
+    assert parse_stages("").describe() == "filter=none candidates=hybrid expand=none fuse=rrf rerank=none"
+    assert parse_stages("expand=none rerank=none").expand == ()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("expand=nothing", "stage 'expand': 'nothing' cannot expand (methods: vector, bm25"),
+    ("expand=compose", "stage 'expand': 'compose' cannot expand"),
+    ("expand=ppr,ppr", "stage 'expand': a method is named twice"),
+    ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
+    ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
+    ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
+    ("bogus=1", "unknown stage 'bogus' (stages: filter, candidates, expand, fuse, rerank)"),
+    ("expand", "stage 'expand': write STAGE=VALUE"),
+    ("fuse=rrf fuse=linear", "stage 'fuse' given twice"),
+])
+def test_bad_stages_are_one_line(text: str, message: str) -> None:
+    with pytest.raises(MhgraphError) as caught:
+        parse_stages(text)
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+def _chunks(*pairs: tuple[str, float]) -> list[RetrievedChunk]:
+    return [RetrievedChunk(cid, score, rank) for rank, (cid, score) in enumerate(pairs, start=1)]
+
+
+def test_fusion_by_reciprocal_rank_and_linear() -> None:
+    a = _chunks(("x", 0.9), ("y", 0.5), ("z", 0.1))
+    b = _chunks(("y", 30.0), ("w", 20.0), ("x", 10.0))
+    rrf = fuse([a, b], "rrf")
+    # x: 1/61 + 1/63, y: 1/62 + 1/61, w: 1/62, z: 1/63
+    assert [c.chunk_id for c in rrf] == ["y", "x", "w", "z"] and [c.rank for c in rrf] == [1, 2, 3, 4]
+    assert rrf[0].score == pytest.approx(1 / 62 + 1 / 61)
+    linear = fuse([a, b], "linear")
+    # min-max per ranking: a x 1, y 0.5, z 0; b y 1, w 0.5, x 0
+    assert {c.chunk_id: round(c.score, 3) for c in linear} == {"x": 1.0, "y": 1.5, "w": 0.5, "z": 0.0}
+    assert [c.chunk_id for c in linear] == ["y", "x", "w", "z"]
+
+
+# -- on the real server -----------------------------------------------------------------------
+from tests.conftest import SAMPLE, run_cli
+
+QUESTION = "Which club did Tomás Ferreira leave for Kingsbridge Rovers, and why did that club sack its manager?"
+
+
+def _retriever(driver, settings, embedder, corpus: str | None, method: str, options=None):
+    from mhgraph.graph.context import GraphContext
+    from mhgraph.retrieval.registry import build_retriever
+
+    graph = GraphContext.open(driver, settings.neo4j_database, corpus)
+    return build_retriever(method, graph, settings, options, embedder=embedder)
+
+
+@pytest.fixture
+def sample_graph(empty_graph, settings, embedder):
+    from mhgraph.ingest.pipeline import ingest_corpus
+
+    ingest_corpus(SAMPLE / "corpus.json", settings, empty_graph, embedder=embedder, progress=False)
+    return empty_graph
+
+
+def test_one_stage_pipelines_are_their_methods(sample_graph, settings, embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.retrieval.compose import ComposeOptions
+    from mhgraph.retrieval.metarag import MetaRAGOptions
+
+    def ids(result):
+        return [c.chunk_id for c in result.hops[0].chunks]
+
+    vector = _retriever(sample_graph, settings, embedder, None, "vector").search(QUESTION, top_k=5)
+    alone = _retriever(sample_graph, settings, embedder, None, "compose",
+                       ComposeOptions(stages="candidates=vector")).search(QUESTION, top_k=5)
+    assert ids(alone) == ids(vector) and [c.rank for c in alone.hops[0].chunks] == [1, 2, 3, 4, 5]
+    trace = alone.diagnostic(StageTrace)
+    assert [s["stage"] for s in trace.stages] == ["candidates", "fusion"]
+    assert trace.stages[1]["chunks"] == ids(vector) and set(alone.phases) == {"candidates", "fusion"}
+    # a filter stage is metarag's filtered search with the same extractor and candidates
+    filtered = _retriever(sample_graph, settings, embedder, None, "compose",
+                          ComposeOptions(stages="filter=rules candidates=vector", candidate_k=8))
+    metarag = _retriever(sample_graph, settings, embedder, None, "metarag",
+                         MetaRAGOptions(filter_extractor="rules", candidates=8))
+    question = "What did Circuit Weekly report about the Veltrix recall?"
+    assert ids(filtered.search(question, top_k=4)) == ids(metarag.search(question, top_k=4))
+    with pytest.raises(MhgraphError, match="takes vector or hybrid candidates, not bm25"):
+        _retriever(sample_graph, settings, embedder, None, "compose",
+                   ComposeOptions(stages="filter=rules candidates=bm25"))
+
+
+def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings, embedder) -> None:
+    from mhgraph.claims.build import build_claims
+    from mhgraph.claims.extract import OfflineClaimExtractor
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.rerank.models import PACKAGED, load_reranker
+    from mhgraph.retrieval.compose import ComposeOptions
+    from mhgraph.traversal.diagnostics import PPRWalk
+
+    with pytest.raises(MhgraphError, match=r"^corpus 'sample' has no claims: run 'mhgraph claims build --corpus sample'"):
+        _retriever(sample_graph, settings, embedder, None, "compose", ComposeOptions(stages="expand=ppr"))
+    build_claims(sample_graph, settings.neo4j_database, "sample", OfflineClaimExtractor(), embedder, progress=False)
+    options = ComposeOptions(stages=f"candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}", candidate_k=6,
+                             expand_k=10, rerank_k=9)
+    result = _retriever(sample_graph, settings, embedder, None, "compose", options).search(QUESTION, top_k=3)
+    trace = {s["stage"]: s for s in result.diagnostic(StageTrace).stages}
+    assert list(trace) == ["candidates", "expand:ppr", "expanded", "fusion", "rerank"]
+    assert len(trace["candidates"]["chunks"]) == 6 and len(trace["expand:ppr"]["chunks"]) == 10
+    pool = set(trace["candidates"]["chunks"]) | set(trace["expand:ppr"]["chunks"])
+    assert set(trace["expanded"]["chunks"]) == pool and len(pool) >= 10    # the walk reaches past the candidates
+    assert len(trace["fusion"]["chunks"]) == 9 and set(trace["fusion"]["chunks"]) <= pool
+    # the reranker saw the 9 fused chunks and kept its own best 3
+    final = [c.chunk_id for c in result.hops[0].chunks]
+    assert trace["rerank"]["chunks"] == final and len(final) == 3 and set(final) <= set(trace["fusion"]["chunks"])
+    fused = trace["fusion"]["chunks"]
+    rows = sample_graph.execute_query("UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.text AS text", ids=fused,
+                                      database_=settings.neo4j_database).records
+    scores = load_reranker(PACKAGED).score(QUESTION, [r["text"] for r in rows])
+    assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
+    # the walk was seeded by the candidates (6 chunks, min-max: one at 0), not its own vector search
+    assert result.diagnostic(PPRWalk).seeded_chunks == 5
+    assert result.params["stages"] == f"filter=none candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}"
+
+
+def test_filter_on_a_flat_corpus_is_skipped_with_a_note(empty_graph, settings, embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.ingest.pipeline import ingest_corpus
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    ingest_corpus(SAMPLE / "corpus.txt", settings, empty_graph, embedder=embedder, progress=False)
+    retriever = _retriever(empty_graph, settings, embedder, None, "compose",
+                           ComposeOptions(stages="filter=rules candidates=vector"))
+    result = retriever.search(QUESTION, top_k=4)
+    trace = result.diagnostic(StageTrace)
+    assert trace.note == "filter skipped: the corpus's chunks have no source and no date"
+    assert trace.stages[0]["detail"] == "vector, 30 chunks" and len(result.hops[0].chunks) == 4
+
+
+def test_compose_eval_reports_where_gold_is_lost(settings, empty_graph, tmp_path) -> None:
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", "--claims", env=env).returncode == 0
+    result = run_cli(settings, "eval", "--sample", "-m", "compose", "--stages", "candidates=vector expand=ppr,bm25",
+                     "--compose-candidate-k", "5", "-k", "4", "--limit", "6", "--no-trace", "--no-progress",
+                     "--runs-dir", str(tmp_path / "runs"), env=env)
+    assert result.returncode == 0, result.stderr
+    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    report = (run_dir / "report.md").read_text()
+    summary = json.loads((run_dir / "report.json").read_text())
+    assert "## Pipeline stages: where gold is lost" in report
+    assert "## Graph traversal (personalized PageRank)" in report       # the stage's own record
+    rows = {r["stage"]: r for r in summary["compose"]["stages"]}
+    assert list(rows) == ["candidates", "expand:ppr", "expand:bm25", "expanded", "fusion"]
+    # the pool holds every stage's chunks; fusion keeps the best 4 of it
+    assert rows["expanded"]["gold_recall"] >= max(rows[s]["gold_recall"] for s in ("candidates", "expand:ppr",
+                                                                                     "expand:bm25"))
+    assert rows["fusion"]["gold_recall"] <= rows["expanded"]["gold_recall"] and rows["fusion"]["chunks_mean"] == 4
+    assert re.search(r"\| candidates \| vector, 5 chunks \| [\d.]+ \| 5\.0 \| [\d.]+ \| [\d.]+ \|", report)

@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mhgraph"
 LAYERS: list[tuple[str, ...]] = [
     ("types", "errors", "markdown"),
     ("options", "config", "cypher", "maven", "server", "graph", "embeddings", "llm", "ingest", "benchmark"),
-    ("filters", "rerank", "training", "treehop", "reasoning", "claims", "answer"),
-    ("retrieval",),
+    ("filters", "rerank", "training", "treehop", "reasoning", "claims", "traversal", "answer"),
+    ("retrieval", "compose"),
     ("eval",),
     ("generate",),
     ("app",),

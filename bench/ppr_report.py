@@ -1,0 +1,79 @@
+"""Graph traversal (`ppr`) beside other methods per question type: bench/results/ppr-NAME.md and .json.
+
+Reads each run folder's report.json (mhgraph eval) and tabulates, under the official rule and
+ours, Hits@4, Hits@10 and Recall@10 overall and per question type, with each run's latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from pathlib import Path
+
+from environment import describe, machine, versions
+from markdown import f, neo4j_server, table
+
+METRICS = ("hits@4", "hits@10", "recall@10")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--questions", required=True)
+    parser.add_argument("--command", required=True)
+    parser.add_argument("--json", required=True)
+    args = parser.parse_args()
+    reports = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
+    types = sorted({t for r in reports.values() for t in r["official"]["by_type"]})
+    rows, record = [], {}
+    for run, r in reports.items():
+        official = r["official"]
+        ours = {"overall": r["overall"]["ranking"] if "ranking" in r["overall"] else r["overall"],
+                **{t: r["by_type"][t]["ranking"] for t in types}}
+        record[run] = {"method": r["method"], "params": r["params"], "latency_ms": r["latency_ms"],
+                       "official": {"overall": {m: official["overall"][m] for m in METRICS},
+                                    **{t: {m: official["by_type"][t][m] for m in METRICS} for t in types}},
+                       "ours": {g: {m: ours[g].get(m) for m in METRICS} for g in ours}}
+        rows.append(run)
+    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%MZ")
+    info = machine()
+    n = next(iter(reports.values()))["official"]["questions"]
+    lines = [f"# Graph traversal (`ppr`) on {args.name}: per question type", "",
+             f"- questions: development split (2,045 questions) ({args.questions}); {n} with evidence scored, "
+             "null questions skipped",
+             f"- date (UTC): {date}; machine: {describe(info)}, CPU only, shared with other work; "
+             f"Neo4j {neo4j_server()}",
+             f"- command: `{args.command}`; every method offline (no language model); all-MiniLM-L6-v2; "
+             "256/32-token chunks; the claim layer by the offline extractor (spaCy)", "",
+             "## Official rule (MultiHop-RAG retrieval_evaluate.py)", ""]
+    header = ["run", "p50 ms", "Hits@4", "Hits@10", "Recall@10",
+              *(f"{t.removesuffix('_query')} Hits@10 / Recall@10" for t in types)]
+    body = []
+    for run in rows:
+        o = record[run]["official"]
+        body.append([f"`{run}`", f"{record[run]['latency_ms']['p50']:.0f}",
+                     *(f(o["overall"][m]) for m in METRICS),
+                     *(f"{f(o[t]['hits@10'])} / {f(o[t]['recall@10'])}" for t in types)])
+    lines += table(header, body)
+    lines += ["", "## Ours (gold chunks by containment or span overlap)", ""]
+    body = []
+    for run in rows:
+        o = record[run]["ours"]
+        body.append([f"`{run}`", f"{record[run]['latency_ms']['p50']:.0f}", *(f(o["overall"][m]) for m in METRICS),
+                     *(f"{f(o[t]['hits@10'])} / {f(o[t]['recall@10'])}" for t in types)])
+    lines += table(header, body)
+    lines += ["", "Runs: " + "; ".join(f"`{run}`: {record[run]['method']} "
+                                       + ", ".join(f"{k}={v}" for k, v in record[run]["params"].items()
+                                                   if k not in ("corpus", "graph"))
+                                       for run in rows), ""]
+    print("\n".join(lines))
+    Path(args.json).write_text(json.dumps({"name": args.name, "date": date, "machine": describe(info),
+                                           "versions": versions(), "command": args.command,
+                                           "questions": "development split (2,045 questions)",
+                                           "runs": record}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,9 @@ declaration:
   flag that several methods declare sets the option of each of them;
 - environment: `MHGRAPH_<METHOD>_<FIELD>`, then any older names the field lists (`env=`);
 - TOML: the table `[<method>]` of the config file, key `<field>`; an older flat key the field
-  lists (`legacy=`) still works, with a deprecation warning.
+  lists (`legacy=`) still works, with a deprecation warning. A field that is itself a table
+  (a dict, e.g. compose's named pipelines) is set in the config file only: it has no flag or
+  environment variable.
 
 Resolution order: flags > environment > config file > defaults. A bad value is one line naming
 the setting, where the value came from and what is allowed.
@@ -20,9 +22,10 @@ import os
 import types
 import typing
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -80,6 +83,11 @@ class OptionInfo:
     @property
     def optional(self) -> bool:
         return type(None) in _args(self.annotation)
+
+    @property
+    def config_only(self) -> bool:
+        """A table of values (e.g. named pipelines): set in the config file only, no flag or variable."""
+        return any(typing.get_origin(a) is dict or a is dict for a in _non_none(self.annotation))
 
 
 def _args(annotation: Any) -> tuple[Any, ...]:
@@ -148,7 +156,7 @@ def resolve(method: str, cls: type[MethodOptions], sources: OptionSources,
     origins: dict[str, str] = {}
     where: dict[str, str] = {}
     for info in infos:
-        env_name = next((e for e in info.envs if environ.get(e)), None)
+        env_name = None if info.config_only else next((e for e in info.envs if environ.get(e)), None)
         legacy = next((k for k in info.legacy if k in sources.flat), None)
         if flags.get(info.name) is not None:
             values[info.name], origins[info.name], where[info.name] = flags[info.name], "flag", "flag"

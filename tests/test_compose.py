@@ -42,6 +42,25 @@ def test_bad_stages_are_one_line(text: str, message: str) -> None:
     assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
 
 
+def test_named_pipelines_come_from_the_config_file_only() -> None:
+    from mhgraph.cli.method_options import _flags
+    from mhgraph.options import OptionSources, resolve
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    table = {"compose": {"stages": "mine", "pipelines": {"mine": "candidates=vector expand=bm25 fuse=linear"}}}
+    options, origins = resolve("compose", ComposeOptions, OptionSources({}, table, {}),
+                               environ={"MHGRAPH_COMPOSE_PIPELINES": "ignored"})
+    assert options.pipeline.describe() == "filter=none candidates=vector expand=bm25 fuse=linear rerank=none"
+    assert origins["pipelines"] == "file"
+    assert "--compose-pipelines" not in _flags() and "--stages" in _flags()     # a table: no flag
+    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: mine; or write its stages"):
+        ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
+    with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
+        ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
+    with pytest.raises(MhgraphError, match="^stage 'fuse'"):
+        ComposeOptions(stages="bad", pipelines={"bad": "fuse=max"})
+
+
 def _chunks(*pairs: tuple[str, float]) -> list[RetrievedChunk]:
     return [RetrievedChunk(cid, score, rank) for rank, (cid, score) in enumerate(pairs, start=1)]
 

@@ -4,7 +4,8 @@ offering exactly the registered names."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
@@ -19,7 +20,8 @@ def _flags(only: Sequence[str] | None = None) -> dict[str, list[OptionInfo]]:
     out: dict[str, list[OptionInfo]] = {}
     for spec in registry.specs() if only is None else map(registry.get, only):
         for info in spec.option_infos():
-            out.setdefault(info.flag, []).append(info)
+            if not info.config_only:
+                out.setdefault(info.flag, []).append(info)
     return out
 
 

@@ -23,4 +23,6 @@ def methods_cmd(show_options: bool) -> None:
                    + (f"; needs mhgraph[{spec.extra}]" if spec.extra else ""))
         if show_options:
             for info in spec.option_infos():
-                click.echo(f"{'':12}{info.flag} (${info.envs[0]}, [{spec.name}] {info.name}): {info.help}")
+                where = (f"[{spec.name}] {info.name}, config file only" if info.config_only
+                         else f"{info.flag} (${info.envs[0]}, [{spec.name}] {info.name})")
+                click.echo(f"{'':12}{where}: {info.help}")

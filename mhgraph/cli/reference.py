@@ -44,6 +44,8 @@ def _allowed(info: OptionInfo) -> str:
     if info.choices:
         return ", ".join(f"`{c}`" for c in info.choices)
     bounds = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    if info.config_only:
+        return "a table: name = text"
     words = {bool: "true / false", int: "integer", float: "number", str: "text"}[info.base_type]
     return " ".join([words, *(f"{bounds[k]} {v}" for k, v in info.constraints.items())])
 
@@ -61,7 +63,8 @@ def configuration_markdown() -> str:
         if not infos:
             lines += ["No options of its own.", ""]
             continue
-        rows = [[f"`{i.name}`", f"`{i.flag}`", ", ".join(f"`{e}`" for e in i.envs), _default(i.default),
+        rows = [[f"`{i.name}`", "-" if i.config_only else f"`{i.flag}`",
+                 "-" if i.config_only else ", ".join(f"`{e}`" for e in i.envs), _default(i.default),
                  _allowed(i), i.help + (f" Older flat key: {', '.join(f'`{k}`' for k in i.legacy)}." if i.legacy
                                         else "")]
                 for i in infos]

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 import neo4j
-from pydantic import field_validator
+from pydantic import model_validator
 
 from mhgraph import cypher
 from mhgraph.compose.diagnostics import StageTrace
@@ -40,6 +40,8 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
+# pipelines shipped by name (bench/results/compose-multihop-rag.md says how each was chosen)
+PRESETS: dict[str, str] = {}
 
 
 class ComposedRetriever(Retriever):
@@ -131,22 +133,40 @@ class ComposedRetriever(Retriever):
 class ComposeOptions(MethodOptions):
     stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), candidates "
                                          "(vector, bm25, hybrid), expand (methods, comma-separated), fuse (rrf, "
-                                         "linear), rerank (a reranker); 'none' turns a stage off.", flag="--stages")
+                                         "linear), rerank (a reranker); 'none' turns a stage off. Or the name of a "
+                                         "pipeline: one of `pipelines`, or shipped (" + ", ".join(PRESETS) + ").",
+                         flag="--stages")
+    pipelines: dict[str, str] = option({}, "Named pipelines, NAME = a stages line; '--stages NAME' runs one "
+                                           "(a name shipped with mhgraph is replaced).")
     candidate_k: int = option(30, "Chunks the candidates stage passes on.", ge=1)
     expand_k: int = option(10, "Chunks each expansion method ranks.", ge=1)
     rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
     rerank_weight: float = option(1.0, "The reranker's weight fused with the fused score, each standardised "
                                        "(1: the reranker's order alone).", ge=0.0, le=1.0)
 
-    @field_validator("stages")
-    @classmethod
-    def _parses(cls, value: str) -> str:
-        parse_stages(value)   # a one-line MhgraphError naming the stage
-        return value
+    @model_validator(mode="after")
+    def _parses(self) -> ComposeOptions:
+        for name, line in self.pipelines.items():
+            if "=" not in line:
+                raise MhgraphError(f"pipeline '{name}': write its stages as STAGE=VALUE, not another name")
+        self.pipeline   # a one-line MhgraphError naming the pipeline or the stage at fault
+        return self
+
+    @property
+    def stages_line(self) -> str:
+        """The stages that run: `stages` itself, or the line of the pipeline it names."""
+        text = self.stages.strip()
+        if "=" in text or not text:
+            return text
+        named = {**PRESETS, **self.pipelines}
+        if text not in named:
+            raise MhgraphError(f"unknown pipeline '{text}' (named: {', '.join(sorted(named)) or 'none'}; or write "
+                               "its stages as STAGE=VALUE)")
+        return named[text]
 
     @property
     def pipeline(self) -> PipelineStages:
-        return parse_stages(self.stages)
+        return parse_stages(self.stages_line)
 
 
 def _has_metadata(ctx: BuildContext) -> bool:

@@ -149,7 +149,7 @@ class ComposeOptions(MethodOptions):
         for name, line in self.pipelines.items():
             if "=" not in line:
                 raise MhgraphError(f"pipeline '{name}': write its stages as STAGE=VALUE, not another name")
-        self.pipeline   # a one-line MhgraphError naming the pipeline or the stage at fault
+        _ = self.pipeline   # a one-line MhgraphError naming the pipeline or the stage at fault
         return self
 
     @property

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A search over training-free pipelines (`compose`) on the development split, scored under the
+# official rule; bench/compose_report.py tables them with latency and picks the best k-fold by
+# question (the pipeline chosen on the other folds, scored on the held-out fold), so the figure
+# of the chosen pipeline is not its in-sample best.
+#   bash bench/compose.sh [NAME]     (RESUME=1 keeps finished runs; OUT, default runs/bench-compose;
+#                                     ONLY="p2 p3" runs those pipelines)
+# Needs the corpus's claim layer with synonym edges (ppr). Every stage offline (no language model).
+# Writes bench/results/compose-NAME.md and .json; per-run summaries in bench/results/compose-NAME/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NAME=${1:-multihop-rag}
+QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
+RUNS=${OUT:-runs/bench-compose}
+EVAL_CORPUS=$NAME
+SUMMARIES=bench/results/compose-$NAME
+mkdir -p "$RUNS" "$SUMMARIES"
+[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
+ids=()
+source bench/eval_runs.sh
+pick() { if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" ${1%%-*} "* ]]; then run "$@"; fi; }
+OFF=(--llm-backend none -k 10)
+pick p1-filter-hybrid --method compose --stages "filter=rules candidates=hybrid" "${OFF[@]}"
+pick p2-filter-hybrid-ppr --method compose --stages "filter=rules candidates=hybrid expand=ppr" "${OFF[@]}"
+pick p3-filter-hybrid-ircot --method compose --stages "filter=rules candidates=hybrid expand=ircot" "${OFF[@]}"
+pick p4-filter-hybrid-ppr-ircot --method compose --stages "filter=rules candidates=hybrid expand=ppr,ircot" "${OFF[@]}"
+# in-domain: TreeHop trained here, 5-fold by question with pair-disjoint folds (bench/generate.sh
+# kfold trains it: models/treehop-NAME-pair-disjoint); every question scored by the fold model
+# that never saw it nor any pair of its gold chunks
+TREEHOP=${TREEHOP:-models/treehop-$NAME-pair-disjoint}
+if [ -d "$TREEHOP" ]; then
+  pick p5-filter-hybrid-treehop --method compose --stages "filter=rules candidates=hybrid expand=treehop" \
+    --treehop-model "$TREEHOP" --hops 2 "${OFF[@]}"
+else
+  echo "skipping p5 (in-domain): $TREEHOP is missing (bash bench/generate.sh $NAME kfold trains it)" >&2
+fi
+python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
+  --json "bench/results/compose-$NAME.json" "${ids[@]}" > "bench/results/compose-$NAME.md"
+echo "written bench/results/compose-$NAME.md and .json"

@@ -1,0 +1,107 @@
+"""A search over composed pipelines: bench/results/compose-NAME.md and .json.
+
+Reads each run folder's report.json and results.json (mhgraph eval), tables the pipelines under
+the official rule with latency, and chooses the best pipeline k-fold by question: for each fold,
+the pipeline with the best official Recall@10 on the other folds, scored on the held-out fold. The
+k-fold figure is what choosing a pipeline here is worth on questions the choice did not see; the
+best row of the table is an in-sample maximum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+from statistics import fmean
+
+from environment import describe, machine, versions
+from markdown import f, neo4j_server, table
+
+METRICS = ("hits@4", "hits@10", "recall@10")
+FOLDS = 5
+SELECT_BY = "recall@10"
+GOAL = {"recall@10": 0.70, "hits@4": 0.85, "p50_ms": 150}
+
+
+def fold_of(question_id: str) -> int:
+    return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % FOLDS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--questions", required=True)
+    parser.add_argument("--command", required=True)
+    parser.add_argument("--json", required=True)
+    args = parser.parse_args()
+    reports, scores = {}, {}
+    for folder in map(Path, args.runs):
+        reports[folder.name] = json.loads((folder / "report.json").read_text())
+        scores[folder.name] = {r["id"]: r["official"] for r in json.loads((folder / "results.json").read_text())
+                               if r.get("official") and r["official"].get("facts")}
+    runs = list(reports)
+    common = sorted(set.intersection(*(set(s) for s in scores.values())))
+    folds = {q: fold_of(q) for q in common}
+
+    def mean(run: str, metric: str, questions: list[str]) -> float:
+        return fmean(scores[run][q][metric] for q in questions)
+
+    chosen, held = [], {m: [] for m in METRICS}
+    for k in range(FOLDS):
+        train = [q for q in common if folds[q] != k]
+        test = [q for q in common if folds[q] == k]
+        best = max(runs, key=lambda r: (mean(r, SELECT_BY, train), r))
+        chosen.append({"fold": k, "chosen": best, "train_questions": len(train), "test_questions": len(test),
+                       **{m: mean(best, m, test) for m in METRICS}})
+        for m in METRICS:
+            held[m] += [scores[best][q][m] for q in test]
+    kfold = {m: fmean(held[m]) for m in METRICS}
+    record = {}
+    for run, r in reports.items():
+        record[run] = {"stages": r["params"].get("stages"), "latency_ms": r["latency_ms"],
+                       "phases_ms": r.get("phases_ms"),
+                       "official": {m: r["official"]["overall"][m] for m in METRICS},
+                       "official_by_type": {t: {m: v[m] for m in METRICS} for t, v in r["official"]["by_type"].items()}}
+    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%MZ")
+    info = machine()
+    best_in_sample = max(runs, key=lambda r: (record[r]["official"][SELECT_BY], r))
+    lines = [f"# Composed pipelines on {args.name}: a search, training-free", "",
+             f"- questions: development split (2,045 questions) ({args.questions}); {len(common)} with evidence "
+             "scored by every run, null questions skipped; official rule (MultiHop-RAG retrieval_evaluate.py)",
+             f"- date (UTC): {date}; machine: {describe(info)}, CPU only, shared with other work (latency "
+             f"under load); Neo4j {neo4j_server()}",
+             f"- command: `{args.command}`; every stage offline (no language model: the filter by rules, IR-CoT's "
+             "offline strategy); all-MiniLM-L6-v2; 256/32-token chunks; nothing trained", "",
+             "## Pipelines", ""]
+    body = [[f"`{run}`", f"`{record[run]['stages']}`", f"{record[run]['latency_ms']['p50']:.0f}",
+             f"{record[run]['latency_ms']['p95']:.0f}", *(f(record[run]['official'][m]) for m in METRICS)]
+            for run in runs]
+    lines += table(["run", "stages", "p50 ms", "p95 ms", "Hits@4", "Hits@10", "Recall@10"], body)
+    lines += ["", f"## The choice, {FOLDS}-fold by question", "",
+              f"Each fold's pipeline is the one with the best official {SELECT_BY} on the other {FOLDS - 1} folds; "
+              "it is scored on the held-out fold.", ""]
+    lines += table(["fold", "chosen", "questions", "Hits@4", "Hits@10", "Recall@10"],
+                   [[str(c["fold"]), f"`{c['chosen']}`", str(c["test_questions"]), *(f(c[m]) for m in METRICS)]
+                    for c in chosen])
+    lines += ["", f"k-fold: Hits@4 {f(kfold['hits@4'])}, Hits@10 {f(kfold['hits@10'])}, Recall@10 "
+              f"{f(kfold['recall@10'])}; the best in-sample row (`{best_in_sample}`): Recall@10 "
+              f"{f(record[best_in_sample]['official']['recall@10'])}.", ""]
+    p50 = record[best_in_sample]["latency_ms"]["p50"]
+    met = {"recall@10": kfold["recall@10"] >= GOAL["recall@10"], "hits@4": kfold["hits@4"] >= GOAL["hits@4"],
+           "p50_ms": p50 <= GOAL["p50_ms"]}
+    lines += [f"Goal for the training-free preset: Recall@10 >= {GOAL['recall@10']} ({'met' if met['recall@10'] else 'not met'}), "
+              f"Hits@4 >= {GOAL['hits@4']} ({'met' if met['hits@4'] else 'not met'}), p50 <= {GOAL['p50_ms']} ms "
+              f"({'met' if met['p50_ms'] else 'not met'}: {p50:.0f} ms, under load).", ""]
+    print("\n".join(lines))
+    Path(args.json).write_text(json.dumps({
+        "name": args.name, "date": date, "machine": describe(info), "versions": versions(), "command": args.command,
+        "questions": "development split (2,045 questions)", "scored": len(common), "runs": record,
+        "selection": {"by": SELECT_BY, "folds": chosen, "kfold": kfold, "best_in_sample": best_in_sample,
+                      "goal": GOAL, "met": met}}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -75,7 +75,7 @@ def main() -> None:
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%MZ")
     info = machine()
     best_in_sample = max(runs, key=lambda r: (record[r]["official"][SELECT_BY], r))
-    lines = [f"# Composed pipelines on {args.name}: a search, training-free", "",
+    lines = [f"# Composed pipelines on {args.name}: a search", "",
              f"- questions: development split (2,045 questions) ({args.questions}); {len(common)} with evidence "
              "scored by every run, null questions skipped; official rule (MultiHop-RAG retrieval_evaluate.py)",
              f"- date (UTC): {date}; machine: {describe(info)}, CPU only, shared with other work (latency "

@@ -53,8 +53,13 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
     assert options.pipeline.describe() == "filter=none candidates=vector expand=bm25 fuse=linear rerank=none"
     assert origins["pipelines"] == "file"
     assert "--compose-pipelines" not in _flags() and "--stages" in _flags()     # a table: no flag
-    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: mine; or write its stages"):
+    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: mine, training-free; or write its stages"):
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
+    # the shipped preset, by name; a pipeline of the same name in the config file replaces it
+    assert ComposeOptions(stages="training-free").pipeline.describe() == \
+        "filter=rules candidates=hybrid expand=none fuse=rrf rerank=none"
+    assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
+        == "bm25"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):

@@ -18,6 +18,8 @@ from tests.conftest import SAMPLE, run_cli
 from tests.graph_state import snapshot
 
 QUESTION = "Which company recalled its Atlas Home robots over battery fire risk?"
+# methods that read the claim layer (compose: its default pipeline expands with ppr)
+NEEDS_CLAIMS = {"claims", "ppr", "compose"}
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,7 @@ def test_each_corpus_keeps_its_own_nodes(two_corpora, driver, settings) -> None:
 
 @pytest.mark.parametrize("method", registry.names())
 def test_retrieval_is_confined_to_one_corpus(method, two_corpora, driver, settings) -> None:
-    if method == "claims":   # the claim layer of each corpus first (offline: spaCy)
+    if method in NEEDS_CLAIMS:   # the claim layer of each corpus first (offline: spaCy)
         from mhgraph.claims.build import build_claims
         from mhgraph.claims.extract import OfflineClaimExtractor
 
@@ -84,6 +86,7 @@ def test_retrieval_is_confined_to_one_corpus(method, two_corpora, driver, settin
     finally:   # the module's graph as it was (its other tests compare snapshots)
         driver.execute_query("MATCH (n) WHERE n:Claim OR n:Topic OR n:Target DETACH DELETE n")
         driver.execute_query("MATCH (c:Chunk) REMOVE c.claims_by")
+        driver.execute_query("MATCH (k:Corpus) REMOVE k.synonym_threshold, k.synonym_neighbours, k.synonym_edges")
 
 
 def test_no_corpus_named_on_a_graph_with_two_stops(two_corpora, driver, settings, tmp_path) -> None:

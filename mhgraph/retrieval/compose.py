@@ -40,8 +40,10 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-multihop-rag.md says how each was chosen)
-PRESETS: dict[str, str] = {}
+# pipelines shipped by name (bench/results/compose-multihop-rag.md says how each was chosen):
+# training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split among
+# the training-free pipelines searched there (docs/methods/compose.md, Measured)
+PRESETS: dict[str, str] = {"training-free": "filter=rules candidates=hybrid"}
 
 
 class ComposedRetriever(Retriever):

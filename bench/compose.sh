@@ -34,6 +34,23 @@ if [ -d "$TREEHOP" ]; then
 else
   echo "skipping p5 (in-domain): $TREEHOP is missing (bash bench/generate.sh $NAME kfold trains it)" >&2
 fi
+# trained without a single benchmark question: TreeHop trained only on questions `mhgraph generate`
+# made from the corpus (bench/generate.sh kfold: models/treehop-NAME-generated), scored on the real ones
+GENERATED=${GENERATED:-models/treehop-$NAME-generated}
+if [ -d "$GENERATED" ]; then
+  pick p6-filter-hybrid-treehop-generated --method compose --stages "filter=rules candidates=hybrid expand=treehop" \
+    --treehop-model "$GENERATED" --hops 2 "${OFF[@]}"
+else
+  echo "skipping p6 (generated): $GENERATED is missing (bash bench/generate.sh $NAME kfold trains it)" >&2
+fi
+# the report covers every pipeline finished so far (ONLY= may have run a few of them now)
+done=()
+for id in p1-filter-hybrid p2-filter-hybrid-ppr p3-filter-hybrid-ircot p4-filter-hybrid-ppr-ircot \
+          p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated; do
+  if [ -f "$RUNS/$id/report.json" ]; then done+=("$RUNS/$id"); fi
+done
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
-  --json "bench/results/compose-$NAME.json" "${ids[@]}" > "bench/results/compose-$NAME.md"
+  --generated p6-filter-hybrid-treehop-generated \
+  --json "bench/results/compose-$NAME.json" "${done[@]}" > "bench/results/compose-$NAME.md.new"
+mv "bench/results/compose-$NAME.md.new" "bench/results/compose-$NAME.md"
 echo "written bench/results/compose-$NAME.md and .json"

@@ -43,14 +43,17 @@ if [ -d "$GENERATED" ]; then
 else
   echo "skipping p6 (generated): $GENERATED is missing (bash bench/generate.sh $NAME kfold trains it)" >&2
 fi
+# ablations of the chosen training-free pipeline (p1): each of its stages taken away or weakened, one at a time
+pick a1-no-filter --method compose --stages "candidates=hybrid" "${OFF[@]}"
+pick a2-filter-vector --method compose --stages "filter=rules candidates=vector" "${OFF[@]}"
 # the report covers every pipeline finished so far (ONLY= may have run a few of them now)
 done=()
 for id in p1-filter-hybrid p2-filter-hybrid-ppr p3-filter-hybrid-ircot p4-filter-hybrid-ppr-ircot \
-          p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated; do
+          p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated a1-no-filter a2-filter-vector; do
   if [ -f "$RUNS/$id/report.json" ]; then done+=("$RUNS/$id"); fi
 done
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
-  --generated p6-filter-hybrid-treehop-generated \
+  --generated p6-filter-hybrid-treehop-generated --ablation a1-no-filter --ablation a2-filter-vector \
   --json "bench/results/compose-$NAME.json" "${done[@]}" > "bench/results/compose-$NAME.md.new"
 mv "bench/results/compose-$NAME.md.new" "bench/results/compose-$NAME.md"
 echo "written bench/results/compose-$NAME.md and .json"

@@ -42,6 +42,8 @@ def main() -> None:
     parser.add_argument("--questions", required=True)
     parser.add_argument("--command", required=True)
     parser.add_argument("--json", required=True)
+    parser.add_argument("--ablation", action="append", default=[],
+                        help="a run that takes a stage away from the chosen pipeline (by folder name; not chosen from)")
     parser.add_argument("--generated", action="append", default=[],
                         help="a run whose model was trained only on generated questions (by folder name)")
     args = parser.parse_args()
@@ -53,7 +55,7 @@ def main() -> None:
     generated = [r for r in reports if r in args.generated]
     trained = [r for r in reports if in_domain(reports[r]["params"]) and r not in generated]
     # the choice is among training-free pipelines
-    runs = [r for r in reports if r not in trained and r not in generated]
+    runs = [r for r in reports if r not in trained and r not in generated and r not in args.ablation]
     common = sorted(set.intersection(*(set(s) for s in scores.values())))
     folds = {q: fold_of(q) for q in common}
 
@@ -89,7 +91,8 @@ def main() -> None:
              "offline strategy); all-MiniLM-L6-v2; 256/32-token chunks; nothing trained", "",
              "## Pipelines", ""]
     body = [[f"`{run}`" + (" **in-domain**" if run in trained else "")
-             + (" **trained on generated questions**" if run in generated else ""), f"`{record[run]['stages']}`",
+             + (" **trained on generated questions**" if run in generated else "")
+             + (" (ablation)" if run in args.ablation else ""), f"`{record[run]['stages']}`",
              f"{record[run]['latency_ms']['p50']:.0f}", f"{record[run]['latency_ms']['p95']:.0f}",
              *(f(record[run]['official'][m]) for m in METRICS)]
             for run in reports]

@@ -159,7 +159,7 @@ def test_ppr_walks_from_seed_facts_to_chunks_across_articles(sample_built, setti
     without = ClaimGraph.load(driver, db, "sample")
     assert without.chunk_vectors is None
     with pytest.raises(MhgraphError, match="only from a graph read with its embeddings"):
-        PPRRetriever(driver, embedder, without, db, corpus="sample").search(QUESTION)
+        PPRRetriever(driver, embedder, without, db, corpus="sample", candidates=0).search(QUESTION)
 
 
 def test_ppr_command_errors_name_the_missing_layer(settings, empty_graph, tmp_path) -> None:

@@ -104,7 +104,7 @@ def test_query_command_prints_evidence_per_hop(sample_graph, settings) -> None:
     bad = run_cli(settings, "query", "x", "--method", "nope")
     assert bad.returncode == 2 and bad.stderr.strip().endswith(   # --method offers exactly the registered names
         "Invalid value for '--method' / '-m': 'nope' is not one of 'vector', 'bm25', 'hybrid', 'metarag', 'treehop', "
-        "'ircot', 'decompose', 'claims'.")
+        "'ircot', 'decompose', 'claims', 'ppr', 'compose'.")
 
 
 @pytest.mark.parametrize("question", [

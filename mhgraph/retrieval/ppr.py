@@ -94,24 +94,24 @@ class PPRRetriever(Retriever):
         weights = np.zeros(len(self.graph.chunk_ids))
         if self.passage_weight == 0:
             return weights
-        if given is not None:
-            known = [c for c in given if c.chunk_id in self.graph.index]
-            nodes = np.array([self.graph.index[c.chunk_id] for c in known], dtype=int)
-            scores = np.array([float(c.score) for c in known])
-        elif self.candidates == 0:
+        if self.candidates == 0 and given is None:
             if self.graph.chunk_vectors is None:
                 raise MhgraphError("ppr seeds every chunk (candidates 0) only from a graph read with its embeddings")
             q = np.asarray(embedding, dtype=np.float32)
             nodes = np.arange(len(weights))
             scores = self.graph.chunk_vectors @ (q / max(float(np.linalg.norm(q)), 1e-12))
         else:
-            dense, _, _ = self.driver.execute_query(
-                cypher.load("retrieval/vector_search"), embedding=embedding, corpus=self.corpus,
-                top_k=self.candidates, candidates=self.candidates * self.search_ratio, database_=self.database,
-                routing_=neo4j.RoutingControl.READ)
-            known = [r for r in dense if r["chunk_id"] in self.graph.index]
-            nodes = np.array([self.graph.index[r["chunk_id"]] for r in known], dtype=int)
-            scores = np.array([float(r["score"]) for r in known])
+            if given is not None:
+                found = [(c.chunk_id, c.score) for c in given]
+            else:
+                dense, _, _ = self.driver.execute_query(
+                    cypher.load("retrieval/vector_search"), embedding=embedding, corpus=self.corpus,
+                    top_k=self.candidates, candidates=self.candidates * self.search_ratio, database_=self.database,
+                    routing_=neo4j.RoutingControl.READ)
+                found = [(r["chunk_id"], r["score"]) for r in dense]
+            known = [(self.graph.index[cid], float(score)) for cid, score in found if cid in self.graph.index]
+            nodes = np.array([node for node, _ in known], dtype=int)
+            scores = np.array([score for _, score in known])
         if len(scores):
             span = float(scores.max() - scores.min())
             normalised = (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
@@ -159,7 +159,7 @@ class PPRRetriever(Retriever):
                                seconds=seconds, diagnostics=(walk,))
 
     def _name(self, node: int, field: str, value: float) -> dict[str, Any]:
-        element, label, name = self.graph.names[node - len(self.graph.chunk_ids)]
+        element, label, name = self.graph.name(node)
         return {"node": element, "label": label, "name": name, field: round(value, 6)}
 
 

@@ -16,7 +16,6 @@ so each question costs a few sparse products, not a projection.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import neo4j
@@ -34,62 +33,55 @@ class ClaimGraph:
     transitions: Transitions
     chunks_of_name: np.ndarray            # per name node: how many chunks hold it
     edges: dict[str, int]                 # edges per kind
-    seconds: float                        # time to read and build
     # unit rows in chunk_ids' order, when read (dense seeds over every chunk); else None
     chunk_vectors: np.ndarray | None = None
-    index: dict[str, int] = field(default_factory=dict)   # chunk id or name element id -> node
+    index: dict[str, int] = field(init=False)   # chunk id or name element id -> node
 
     def __post_init__(self) -> None:
-        if not self.index:
-            self.index = {c: i for i, c in enumerate(self.chunk_ids)}
-            offset = len(self.chunk_ids)
-            self.index.update({node: offset + j for j, (node, _, _) in enumerate(self.names)})
+        self.index = {c: i for i, c in enumerate(self.chunk_ids)}
+        offset = len(self.chunk_ids)
+        self.index.update({node: offset + j for j, (node, _, _) in enumerate(self.names)})
 
     @property
     def size(self) -> int:
         return len(self.chunk_ids) + len(self.names)
 
-    def is_chunk(self, node: int) -> bool:
-        return node < len(self.chunk_ids)
-
-    def describe(self, node: int) -> tuple[str, str]:
-        """(label, chunk id or name) of a node."""
-        if self.is_chunk(node):
-            return "Chunk", self.chunk_ids[node]
-        _, label, name = self.names[node - len(self.chunk_ids)]
-        return label, name
+    def name(self, node: int) -> tuple[str, str, str]:
+        """(element id, label, name) of a name node."""
+        return self.names[node - len(self.chunk_ids)]
 
     @classmethod
     def load(cls, driver: neo4j.Driver, database: str | None, corpus: str,
              embeddings: bool = False) -> ClaimGraph:
         """The graph of `corpus`; with `embeddings`, every chunk's embedding too."""
-        started = time.perf_counter()
         claims, _, _ = driver.execute_query(cypher.load("retrieval/ppr_graph"), corpus=corpus, database_=database,
                                             routing_=neo4j.RoutingControl.READ)
         synonyms, _, _ = driver.execute_query(cypher.load("retrieval/ppr_synonyms"), corpus=corpus,
                                               database_=database, routing_=neo4j.RoutingControl.READ)
+        # chunks first (node i), then names (node chunks + j): the name nodes are numbered once
+        # every chunk is known, so the edges are collected by index first and offset after
         chunk_index: dict[str, int] = {}
         name_index: dict[str, int] = {}
         names: list[tuple[str, str, str]] = []
+        triples: list[tuple[int, int, int]] = []   # (chunk, topic, target) per claim
         for r in claims:
-            chunk_index.setdefault(r["chunk"], len(chunk_index))
-            if r["topic"] is None:
+            c = chunk_index.setdefault(r["chunk"], len(chunk_index))
+            if r["topic"] is None:       # a chunk without claims: a node without edges
                 continue
+            ends = []
             for label, key, name in (("Topic", "topic", "topic_name"), ("Target", "target", "target_name")):
                 if r[key] not in name_index:
                     name_index[r[key]] = len(names)
                     names.append((r[key], label, r[name]))
+                ends.append(name_index[r[key]])
+            triples.append((c, *ends))
         chunks = len(chunk_index)
         contains: set[tuple[int, int]] = set()
         joins: dict[tuple[int, int], float] = {}
-        for r in claims:
-            if r["topic"] is None:
-                continue
-            c = chunk_index[r["chunk"]]
-            p, t = chunks + name_index[r["topic"]], chunks + name_index[r["target"]]
+        for c, topic, target in triples:
+            p, t = chunks + topic, chunks + target
             contains.update(((c, p), (c, t)))
-            if p != t:
-                joins[(p, t)] = joins.get((p, t), 0.0) + 1.0
+            joins[(p, t)] = joins.get((p, t), 0.0) + 1.0
         similar = {(chunks + name_index[r["a"]], chunks + name_index[r["b"]]): float(r["score"])
                    for r in synonyms if r["a"] in name_index and r["b"] in name_index}
         pairs = [*((a, b, 1.0) for a, b in contains), *((a, b, w) for (a, b), w in joins.items()),
@@ -112,5 +104,4 @@ class ClaimGraph:
             vectors = np.array([by_id[c] for c in chunk_index], dtype=np.float32).reshape(chunks, -1)
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return cls(list(chunk_index), names, Transitions.from_adjacency(adjacency), holders,
-                   {"contains": len(contains), "joins": len(joins), "synonyms": len(similar)},
-                   time.perf_counter() - started, vectors)
+                   {"contains": len(contains), "joins": len(joins), "synonyms": len(similar)}, vectors)

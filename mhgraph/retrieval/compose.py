@@ -64,11 +64,12 @@ class ComposedRetriever(Retriever):
 
     @property
     def params(self) -> dict[str, Any]:
-        return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(), "candidate_k": self.candidate_k, "expand_k": self.expand_k,
-                "rerank_k": self.rerank_k, "rerank_weight": self.rerank_weight,
-                "candidates": self.candidates.params,
+        return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
+                "candidate_k": self.candidate_k, "expand_k": self.expand_k, "rerank_k": self.rerank_k,
+                "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
-                **({"reranker": self.reranker.name} if self.reranker else {}), **({"note": self.note} if self.note else {})}
+                **({"reranker": self.reranker.name} if self.reranker else {}),
+                **({"note": self.note} if self.note else {})}
 
     def trained_models(self):
         return [m for r in (self.candidates, *self.expansions.values()) for m in r.trained_models()]
@@ -215,8 +216,9 @@ def _uses_llm(options: ComposeOptions) -> bool:
 
 
 def _indexes(options: ComposeOptions) -> tuple[str, ...]:
-    stages = options.pipeline
-    return {"vector": ("vector",), "bm25": ("fulltext",), "hybrid": ("vector", "fulltext")}[stages.candidates]
+    """The indexes of the candidates stage's method, as its own spec declares them."""
+    spec = registry.get(options.pipeline.candidates)
+    return spec.needed_indexes(spec.options())
 
 
 def _held_out() -> frozenset[str]:

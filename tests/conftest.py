@@ -110,6 +110,11 @@ def cli_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+def eval_run_dir(stdout: str) -> Path:
+    """The run folder `mhgraph eval` names on its last line ("run ID: FOLDER (...)")."""
+    return Path(stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+
+
 def run_cli(settings: Settings, *args: str, timeout: float = 600,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mhgraph.cli", *args], env={**cli_env(settings), **(env or {})},

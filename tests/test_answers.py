@@ -15,7 +15,7 @@ from mhgraph.answer.reader import parse_reply
 from mhgraph.eval.answers import exact_correct, official_correct, score_answer
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.types import RetrievedChunk
-from tests.conftest import SAMPLE, run_cli, wipe
+from tests.conftest import SAMPLE, eval_run_dir, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
 
 
@@ -100,7 +100,7 @@ def _eval(settings, tmp_path: Path, env: dict[str, str], *more: str):
     result = run_cli(settings, "eval", "--sample", "-m", "vector", "-k", "4", "--answer", "--no-trace",
                      "--no-progress", "--runs-dir", str(tmp_path / "runs"), *more, env=env)
     assert result.returncode == 0, result.stderr
-    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    run_dir = eval_run_dir(result.stdout)
     return result, json.loads((run_dir / "report.json").read_text()), json.loads((run_dir / "results.json").read_text())
 
 
@@ -219,7 +219,7 @@ def test_eval_with_the_llm_filter_extractor_names_its_model_and_cost(sample_grap
     finally:
         endpoint.close()
     assert result.returncode == 0, result.stderr
-    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    run_dir = eval_run_dir(result.stdout)
     filters = json.loads((run_dir / "report.json").read_text())["filters"]
     # the warm-up search before the timed run asks for question 1's filter: not the run's cost,
     # and the run reads that reply from the cache

@@ -276,10 +276,9 @@ def test_claims_method_without_claims_says_so(settings, empty_graph, tmp_path) -
 
 def test_claims_eval_traces_walk_question_target_claim_chunk(settings, empty_graph, tmp_path) -> None:
     import json
-    from pathlib import Path
 
     from mhgraph import cypher
-    from tests.conftest import run_cli
+    from tests.conftest import eval_run_dir, run_cli
 
     env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
     assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
@@ -287,7 +286,7 @@ def test_claims_eval_traces_walk_question_target_claim_chunk(settings, empty_gra
     result = run_cli(settings, "eval", "--sample", "-m", "claims", "-k", "4", "--limit", "6", "--run-id", "claims-run",
                      "--no-progress", "--runs-dir", str(tmp_path / "runs"), env=env)
     assert result.returncode == 0, result.stderr
-    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    run_dir = eval_run_dir(result.stdout)
     results = json.loads((run_dir / "results.json").read_text())
     db = settings.neo4j_database
     used = empty_graph.execute_query("MATCH (:Question)-[u:USED_CLAIM {run: 'claims-run'}]->(:Claim) RETURN count(u) AS n",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -84,7 +83,7 @@ def test_fusion_by_reciprocal_rank_and_linear() -> None:
 
 
 # -- on the real server -----------------------------------------------------------------------
-from tests.conftest import SAMPLE, run_cli
+from tests.conftest import SAMPLE, eval_run_dir, run_cli
 
 QUESTION = "Which club did Tomás Ferreira leave for Kingsbridge Rovers, and why did that club sack its manager?"
 
@@ -186,7 +185,7 @@ def test_compose_eval_reports_where_gold_is_lost(settings, empty_graph, tmp_path
                      "--compose-candidate-k", "5", "-k", "4", "--limit", "6", "--no-trace", "--no-progress",
                      "--runs-dir", str(tmp_path / "runs"), env=env)
     assert result.returncode == 0, result.stderr
-    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    run_dir = eval_run_dir(result.stdout)
     report = (run_dir / "report.md").read_text()
     summary = json.loads((run_dir / "report.json").read_text())
     assert "## Pipeline stages: where gold is lost" in report

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,7 +71,7 @@ def test_nearest_pairs_keep_the_top_neighbours_above_the_threshold_once() -> Non
 # -- on the real server -----------------------------------------------------------------------
 pytest.importorskip("spacy", reason="the claims extra (pip install -e '.[claims]') is not installed")
 
-from tests.conftest import SAMPLE, run_cli
+from tests.conftest import SAMPLE, eval_run_dir, run_cli
 from tests.test_claims import TWO_ARTICLES, _ingested
 
 QUESTION = "Which club did Tomás Ferreira leave for Kingsbridge Rovers, and why did that club sack its manager?"
@@ -192,7 +191,7 @@ def test_ppr_eval_traces_and_browser_walk(settings, empty_graph, tmp_path) -> No
     result = run_cli(settings, "eval", "--sample", "-m", "ppr", "-k", "4", "--limit", "5", "--run-id", "ppr-run",
                      "--no-progress", "--runs-dir", str(tmp_path / "runs"), env=env)
     assert result.returncode == 0, result.stderr
-    run_dir = Path(result.stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
+    run_dir = eval_run_dir(result.stdout)
     results = json.loads((run_dir / "results.json").read_text())
     report = (run_dir / "report.md").read_text()
     assert "## Graph traversal (personalized PageRank)" in report

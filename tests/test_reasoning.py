@@ -25,7 +25,7 @@ from mhgraph.retrieval.ircot import IRCoTRetriever
 from mhgraph.retrieval.vector import VectorRetriever
 from mhgraph.graph.capabilities import detect
 from mhgraph.reasoning.diagnostics import ReasoningChain
-from tests.conftest import SAMPLE, run_cli, wipe
+from tests.conftest import SAMPLE, eval_run_dir, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
 
 SOURCES = ("Circuit Weekly", "Courtside Daily", "Global Finance Wire", "Harbor Ledger", "Northwind Tech Review",
@@ -177,10 +177,6 @@ def test_offline_reasoner_on_the_bundled_corpus(sample_graph, settings) -> None:
     assert {"Northwind Tech Review", "Circuit Weekly", "Global Finance Wire"} <= sources
 
 
-def _run_dir(stdout: str) -> Path:
-    return Path(stdout.strip().splitlines()[-1].split(": ", 1)[1].split(" (")[0])
-
-
 def test_eval_leaves_out_demonstrations_and_stores_the_steps(sample_graph, settings, tmp_path) -> None:
     held = sorted(demonstrations.held_out())[0]
     questions = json.loads((SAMPLE / "questions.json").read_text())
@@ -192,7 +188,7 @@ def test_eval_leaves_out_demonstrations_and_stores_the_steps(sample_graph, setti
     result = run_cli(settings, "eval", "-m", "ircot", "-k", "3", "--corpus", "sample", "--questions", str(path),
                      "--run-id", "ircot-steps", "--no-progress", "--runs-dir", str(tmp_path / "runs"), env=env)
     assert result.returncode == 0, result.stderr
-    run_dir = _run_dir(result.stdout)
+    run_dir = eval_run_dir(result.stdout)
     results = json.loads((run_dir / "results.json").read_text())
     summary = json.loads((run_dir / "report.json").read_text())
     assert len(results) == len(questions) and held not in {r["query"] for r in results}
@@ -249,7 +245,7 @@ def test_eval_records_the_searched_corpus_chunking(sample_graph, settings, embed
     finally:   # the module's other tests search the graph's only corpus
         assert run_cli(settings, "corpora", "delete", "sample-600", env=env).returncode == 0
     assert result.returncode == 0, result.stderr
-    summary = json.loads((_run_dir(result.stdout) / "report.json").read_text())
+    summary = json.loads((eval_run_dir(result.stdout) / "report.json").read_text())
     assert (summary["corpus"], summary["chunk_size"], summary["chunk_overlap"]) == ("sample-600", 600, 100)
     assert "chunks 600/100 tokens" in result.stdout
 

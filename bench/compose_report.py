@@ -9,7 +9,6 @@ best row of the table is an in-sample maximum.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import hashlib
 import json
@@ -17,7 +16,7 @@ from pathlib import Path
 from statistics import fmean
 
 from environment import describe, machine, versions
-from markdown import f, neo4j_server, table
+from markdown import f, neo4j_server, runs_report_parser, table
 
 METRICS = ("hits@4", "hits@10", "recall@10")
 FOLDS = 5
@@ -36,12 +35,7 @@ def fold_of(question_id: str) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--questions", required=True)
-    parser.add_argument("--command", required=True)
-    parser.add_argument("--json", required=True)
+    parser = runs_report_parser(__doc__)
     parser.add_argument("--ablation", action="append", default=[],
                         help="a run that takes a stage away from the chosen pipeline (by folder name; not chosen from)")
     parser.add_argument("--generated", action="append", default=[],

@@ -35,6 +35,18 @@ def report_parser(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
+def runs_report_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a report over run folders without a compare table: the run folders, the
+    corpus name, the questions file, the command that made them and the .json to write."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--questions", required=True)
+    parser.add_argument("--command", required=True)
+    parser.add_argument("--json", required=True)
+    return parser
+
+
 def load_summaries(runs: list[str]) -> dict[str, dict]:
     """Each run folder's report.json, by folder name, in the order given."""
     return {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in runs}

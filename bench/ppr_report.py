@@ -6,24 +6,18 @@ ours, Hits@4, Hits@10 and Recall@10 overall and per question type, with each run
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 from pathlib import Path
 
 from environment import describe, machine, versions
-from markdown import f, neo4j_server, table
+from markdown import f, neo4j_server, runs_report_parser, table
 
 METRICS = ("hits@4", "hits@10", "recall@10")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--questions", required=True)
-    parser.add_argument("--command", required=True)
-    parser.add_argument("--json", required=True)
+    parser = runs_report_parser(__doc__)
     args = parser.parse_args()
     reports = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
     types = sorted({t for r in reports.values() for t in r["official"]["by_type"]})

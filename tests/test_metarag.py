@@ -292,6 +292,32 @@ def test_onnx_export_scores_as_the_cross_encoder(tiny_cross_encoder, settings, t
     assert f"in-domain trained on {len(sample)} questions" in reranker.name
 
 
+def test_rerank_tokens_cut_pairs_shorter_on_every_cross_encoder_path(tiny_cross_encoder, settings, tmp_path) -> None:
+    """rerank_tokens: a pair is cut to that many tokens, in torch and in ONNX Runtime alike (so both
+    give the same scores at the same cut), and reports name the cut; a reranker that is not a
+    cross-encoder refuses it in one line."""
+    from mhgraph.errors import MhgraphError
+
+    root, _, _ = tiny_cross_encoder
+    query = "Which company recalled robots over a battery fire risk?"
+    passages = ["The striker scored twice. " * 8 + PASSAGES[0], PASSAGES[1]]   # the match sits past token 24
+    torch_path = load_reranker(str(root / "tiny-cross-encoder"), bf16=False, max_length=24)
+    assert "24-token pairs" in torch_path.name
+    full = load_reranker(str(root / "tiny-cross-encoder"), bf16=False).score(query, passages)
+    short = torch_path.score(query, passages)
+    # the long passage's cut changed what the model saw; the short one is whole either way
+    assert short[0] != pytest.approx(full[0], abs=1e-7) and short[1] == pytest.approx(full[1], abs=1e-7)
+    out = tmp_path / "onnx"
+    assert run_cli(settings, "reranker", "export", str(root / "tiny-cross-encoder"), "--out", str(out),
+                   "--no-quantize", "--questions", str(SAMPLE / "questions.json")).returncode == 0
+    onnx_path = load_reranker(str(out), max_length=24)
+    assert "24-token pairs" in onnx_path.name and onnx_path.score(query, passages) == pytest.approx(short, abs=1e-7)
+    assert len(onnx_path.tokenizer.encode(query, passages[0]).ids) == 24
+    for spec in ("nanoranker", "bi-encoder:bge-small-en-v1.5"):
+        with pytest.raises(MhgraphError, match="not a cross-encoder: a pair token limit"):
+            load_reranker(spec, max_length=24)
+
+
 def test_onnx_reranker_folder_errors_name_the_file(tmp_path) -> None:
     from mhgraph.errors import MhgraphError
 

@@ -105,3 +105,22 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     assert "in-domain trained, 2-fold" in evaluated.stdout
     with pytest.raises(MhgraphError, match="folds.json: not found"):
         load_reranker(f"kfold:{tmp_path}")
+    # the k-fold folder exported to ONNX: each fold model under its name, each recording the
+    # questions it was trained on (the other fold's), scored by fold as the torch models were
+    onnx = tmp_path / "reranker-onnx"
+    exported = run_cli(settings, "reranker", "export", str(out), "--out", str(onnx), "--no-quantize")
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads((onnx / "folds.json").read_text())["models"] == ["fold-0", "fold-1"]
+    for fold in (0, 1):
+        described = json.loads((onnx / f"fold-{fold}" / "reranker.json").read_text())
+        assert described["fold"] == fold and len(described["trained_on"]) == sum(
+            kfold.fold(q.query) != fold for q in questions)
+    from_onnx = load_reranker(f"kfold:{onnx}")
+    onnx_scores = from_onnx.score(query, ["Veltrix recalled robots.", "The striker scored twice."])
+    exact = load_reranker(f"kfold:{out}", bf16=False).score(query, ["Veltrix recalled robots.",
+                                                                    "The striker scored twice."])
+    assert onnx_scores == pytest.approx(exact, abs=1e-5)   # float32 both (the torch path may score in bf16)
+    assert type(from_onnx._models[kfold.fold(query)]).__name__ == "OnnxCrossEncoderReranker"
+    (out / "folds.json").write_text(json.dumps({**record, "questions_file": str(tmp_path / "gone.json")}))
+    refused = run_cli(settings, "reranker", "export", str(out), "--out", str(tmp_path / "again"))
+    assert refused.returncode != 0 and "give them with --questions" in refused.stderr

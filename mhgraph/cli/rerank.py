@@ -13,7 +13,7 @@ from mhgraph.cli.method_options import method_options, pop_method_flags
 from mhgraph.cli.root import settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
-from mhgraph.rerank.onnx import export_onnx
+from mhgraph.rerank.onnx import export_kfold_onnx, export_onnx
 from mhgraph.retrieval import registry
 from mhgraph.training.folds import FOLDS_FILE
 from mhgraph.training.precision import fast_bf16
@@ -100,7 +100,21 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
                rerank_weight: float | None, max_length: int) -> None:
     """Export the cross-encoder in SOURCE (e.g. models/reranker/all) to ONNX, run with ONNX Runtime
     alone: what a user loads with --reranker OUT. It records the questions it was trained on, so an
-    evaluation on them is labelled as not held out."""
+    evaluation on them is labelled as not held out. SOURCE may be a k-fold folder (folds.json
+    inside): every fold model is exported, and --reranker kfold:OUT scores with them."""
+    if (source / FOLDS_FILE).is_file():
+        record = json.loads((source / FOLDS_FILE).read_text(encoding="utf-8"))
+        recorded = Path(record.get("questions_file") or "")
+        path = questions_path or (recorded if recorded.is_file() else None)
+        if path is None:
+            raise MhgraphError(f"{source / FOLDS_FILE}: the questions the folds were drawn from "
+                               f"('{recorded}') are not found: give them with --questions")
+        written = export_kfold_onnx(source, out, [q.query for q in load_questions(path)], quantize=quantize,
+                                    rerank_weight=rerank_weight, max_length=max_length,
+                                    exported=date.today().isoformat())
+        click.echo(f"written {out}/ ({written['k']} fold models, {written['quantization']}); "
+                   f"evaluate with: --reranker kfold:{out}")
+        return
     folds = source.parent / FOLDS_FILE
     record = json.loads(folds.read_text(encoding="utf-8")) if folds.is_file() else {}
     final = record.get("final") or {}

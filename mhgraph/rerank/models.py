@@ -40,6 +40,10 @@ BI_ENCODER = "bi-encoder:"
 KFOLD = "kfold:"
 PACKAGED = "multihop-rag-minilm"
 PACKAGED_DIR = Path(__file__).resolve().parents[1] / "data" / "reranker" / PACKAGED
+# the methods that rerank say the same of their option that cuts pairs shorter
+RERANK_TOKENS_HELP = ("Tokens a (question, passage) pair is cut to for a cross-encoder reranker (default: its "
+                      "own: 512, or the length an ONNX folder was exported at). Fewer: faster, less of each "
+                      "passage seen (bench/results/rerank-cost-*.md).")
 
 
 class CrossEncoderReranker:
@@ -58,7 +62,7 @@ class CrossEncoderReranker:
             raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
                                f"{' '.join(str(exc).split())[:300]}") from None
         self.bf16 = fast_bf16(str(self.model.device)) if bf16 is None else bf16
-        self.name = f"cross-encoder:{model}"
+        self.name = f"cross-encoder:{model}" + (f" ({max_length}-token pairs)" if max_length != MAX_PAIR_TOKENS else "")
         self.batch_size = batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -80,7 +84,8 @@ class FlagEmbeddingBroken(ImportError):
 class FlagCrossEncoderReranker:
     """FlagEmbedding's FlagReranker, the loader its authors give for bge-reranker-base/large/v2-m3."""
 
-    def __init__(self, model: str, *, max_length: int = 512, batch_size: int = 32, device: str | None = None) -> None:
+    def __init__(self, model: str, *, max_length: int = MAX_PAIR_TOKENS, batch_size: int = 32,
+                 device: str | None = None) -> None:
         try:
             from FlagEmbedding import FlagReranker
         except ImportError as exc:
@@ -95,7 +100,7 @@ class FlagCrossEncoderReranker:
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded with FlagReranker: "
                                f"{' '.join(str(exc).split())[:300]}") from None
-        self.name = f"flag-reranker:{model}"
+        self.name = f"flag-reranker:{model}" + (f" ({max_length}-token pairs)" if max_length != MAX_PAIR_TOKENS else "")
         self.max_length, self.batch_size = max_length, batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -155,35 +160,43 @@ def is_flag_model(spec: str) -> bool:
 
 
 def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None = None,
-                  bf16: bool | None = None) -> Reranker:
+                  bf16: bool | None = None, max_length: int | None = None) -> Reranker:
     """The reranker `spec` names; cross-encoders score under bfloat16 autocast where bf16 is True
-    (None: where the device runs it fast)."""
+    (None: where the device runs it fast). `max_length`: the tokens a (question, passage) pair is
+    cut to (None: the reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length); only
+    cross-encoders have one."""
+    if max_length is not None and (spec == NANORANKER or spec.startswith(BI_ENCODER)):
+        raise MhgraphError(f"reranker '{spec}' is not a cross-encoder: a pair token limit (rerank_tokens) "
+                           f"does not apply to it")
     if spec == NANORANKER:
         return NanoRankerReranker()
     if spec.startswith(BI_ENCODER):
         return BiEncoderReranker(spec[len(BI_ENCODER):], cache_dir)
     if spec.startswith(KFOLD):
-        return KFoldReranker(Path(spec[len(KFOLD):]), device=device, bf16=bf16)
+        return KFoldReranker(Path(spec[len(KFOLD):]), device=device, bf16=bf16, max_length=max_length)
     if spec == PACKAGED:
-        return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED)
+        return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED, max_length=max_length)
     if is_onnx_folder(Path(spec)):
-        return OnnxCrossEncoderReranker(spec)
+        return OnnxCrossEncoderReranker(spec, max_length=max_length)
+    length = max_length or MAX_PAIR_TOKENS
     if is_flag_model(spec):
         try:
-            return FlagCrossEncoderReranker(spec, device=device)
+            return FlagCrossEncoderReranker(spec, device=device, max_length=length)
         except FlagEmbeddingBroken as exc:
             # the bge-rerankers are plain sequence classifiers: CrossEncoder computes the same logits
             # (through a sigmoid, which keeps their order)
             warnings.warn(f"{exc}: reranker '{spec}' is loaded with sentence-transformers' CrossEncoder instead "
                           f"of FlagReranker", stacklevel=2)
-    return CrossEncoderReranker(spec, device=device, bf16=bf16)
+    return CrossEncoderReranker(spec, device=device, bf16=bf16, max_length=length)
 
 
 class KFoldReranker:
     """Cross-encoders trained here k-fold by question (mhgraph reranker train): each question is
-    scored by the model of its own fold, which never saw it. In-domain trained: reports say so."""
+    scored by the model of its own fold, which never saw it. In-domain trained: reports say so.
+    Fold models may be ONNX folders (`mhgraph reranker export` of the k-fold folder)."""
 
-    def __init__(self, directory: Path, device: str | None = None, bf16: bool | None = None) -> None:
+    def __init__(self, directory: Path, device: str | None = None, bf16: bool | None = None,
+                 max_length: int | None = None) -> None:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
         self.paths = [self.directory / m for m in facts["models"]]
@@ -193,12 +206,16 @@ class KFoldReranker:
                                f"{self.directory / 'all'}")
         if len(self.paths) != self.kfold.k:
             raise MhgraphError(f"{self.directory / 'folds.json'}: {self.kfold.k} folds but {len(self.paths)} models")
-        self.name = f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold)"
-        self._models: dict[int, CrossEncoderReranker] = {}
-        self._device, self._bf16 = device, bf16
+        self.name = (f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold"
+                     + (f", {max_length}-token pairs)" if max_length else ")"))
+        self._models: dict[int, Reranker] = {}
+        self._device, self._bf16, self._max_length = device, bf16, max_length
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         fold = self.kfold.fold(query)
         if fold not in self._models:
-            self._models[fold] = CrossEncoderReranker(str(self.paths[fold]), device=self._device, bf16=self._bf16)
+            path = self.paths[fold]
+            self._models[fold] = (OnnxCrossEncoderReranker(path, max_length=self._max_length) if is_onnx_folder(path)
+                                  else CrossEncoderReranker(str(path), device=self._device, bf16=self._bf16,
+                                                            max_length=self._max_length or MAX_PAIR_TOKENS))
         return self._models[fold].score(query, passages)

@@ -24,6 +24,7 @@ from mhgraph.benchmark import question_key
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
+from mhgraph.training.folds import KFold
 
 FORMAT = "mhgraph-onnx-cross-encoder"
 DESCRIPTION = "reranker.json"
@@ -100,12 +101,29 @@ def export_onnx(source: str | Path, out: Path, *, quantize: bool = True, trained
     return description
 
 
+def export_kfold_onnx(source: Path, out: Path, questions: Sequence[str], **options: Any) -> dict[str, Any]:
+    """Export every fold model of the k-fold folder `source` (folds.json) to `out`, under the same
+    names, and write folds.json there: `--reranker kfold:OUT` then scores each question with its
+    fold's ONNX model. `questions`: the texts the folds were drawn from, so each fold model records
+    the questions it was trained on (every other fold's). Returns the folds.json written."""
+    kfold, record = KFold.load(source)
+    models = record.get("models") or []
+    if not models:
+        raise MhgraphError(f"{source / 'folds.json'}: no fold models to export (trained with --only-final)")
+    for fold, model in enumerate(models):
+        trained_on = {question_key(q) for q in questions if kfold.fold(q) != fold}
+        export_onnx(source / model, out / model, trained_on=trained_on, fold=fold, **options)
+    kept = {k: v for k, v in record.items() if k not in ("k", "seed", "models", "final")}
+    return kfold.save(out, models, **kept, exported_from=str(source),
+                      quantization=json.loads((out / models[0] / DESCRIPTION).read_text(encoding="utf-8"))["quantization"])
+
+
 class OnnxCrossEncoderReranker:
     """A folder `export_onnx` wrote: pairs tokenized as the cross-encoder did (longest-first
-    truncation to its maximum length), one ONNX Runtime pass per batch."""
+    truncation to its maximum length, or to `max_length` when given), one ONNX Runtime pass per batch."""
 
     def __init__(self, folder: Path | str, *, name: str | None = None, batch_size: int = 32,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, max_length: int | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -117,7 +135,7 @@ class OnnxCrossEncoderReranker:
                 raise ValueError(f"format is {description.get('format')!r}, not {FORMAT!r}")
             if description.get("activation") not in ACTIVATIONS:
                 raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}")
-            max_length = int(description["max_length"])
+            exported_length = int(description["max_length"])
             if not 0.0 <= float(description.get("rerank_weight", 1.0)) <= 1.0:
                 raise ValueError("rerank_weight must be from 0 to 1")
         except FileNotFoundError:
@@ -136,7 +154,9 @@ class OnnxCrossEncoderReranker:
         except Exception as exc:   # onnxruntime raises its own exception types
             raise MhgraphError(f"{self.folder}: the ONNX reranker does not load "
                                f"({' '.join(str(exc).split())[:200]})") from None
-        self.tokenizer.enable_truncation(max_length, strategy="longest_first")
+        # a shorter cut than the exported one: faster, less of each passage seen (bench/rerank_cost.py)
+        self.max_length = max_length or exported_length
+        self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.description = description
@@ -146,6 +166,8 @@ class OnnxCrossEncoderReranker:
         self.rerank_weight = float(description.get("rerank_weight", 1.0))
         self.trained_on = frozenset(description.get("trained_on") or ())
         self.name = f"onnx-cross-encoder:{name or self.folder}"
+        if self.max_length != exported_length:
+            self.name += f" ({self.max_length}-token pairs)"
         if self.trained_on:
             self.name += f" (in-domain trained on {len(self.trained_on)} questions)"
 

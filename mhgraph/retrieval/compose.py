@@ -33,7 +33,7 @@ from mhgraph.compose.stages import PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, rerank
-from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
@@ -146,6 +146,7 @@ class ComposeOptions(MethodOptions):
     rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
     rerank_weight: float = option(1.0, "The reranker's weight fused with the fused score, each standardised "
                                        "(1: the reranker's order alone).", ge=0.0, le=1.0)
+    rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
 
     @model_validator(mode="after")
     def _parses(self) -> ComposeOptions:
@@ -202,7 +203,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     reranker = None
     if stages.rerank:
         ctx.status(f"loading reranker {stages.rerank}")
-        reranker = load_reranker(stages.rerank, settings.cache_dir)
+        reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
                              rerank_weight=options.rerank_weight, note=note)

@@ -36,7 +36,7 @@ from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, rerank
-from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
@@ -186,6 +186,7 @@ class MetaRAGOptions(MethodOptions):
         None, "The reranker's weight fused with the search's score, each standardised (default: the reranker's "
         "own, 0.5 for the packaged cross-encoder, else 1: its order alone, as the original).",
         flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
+    rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
 
     @property
     def reranker_name(self) -> str | None:
@@ -202,7 +203,7 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     reranker = ctx.components.get("reranker")
     if reranker is None and options.reranker_name:
         ctx.status(f"loading reranker {options.reranker_name}")
-        reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir)
+        reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
                             candidates=options.candidates, reranker=reranker, search=options.search,

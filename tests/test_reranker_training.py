@@ -15,7 +15,7 @@ from mhgraph.training.reranker import Example, examples
 from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
 from mhgraph.training.kfold import train_fold_models
 from mhgraph.training.precision import fast_bf16
-from tests.conftest import SAMPLE, run_cli, wipe
+from tests.conftest import SAMPLE, eval_run_dir, run_cli, wipe
 
 
 def test_folds_follow_the_question_text_not_the_file() -> None:
@@ -121,6 +121,14 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
                                                                     "The striker scored twice."])
     assert onnx_scores == pytest.approx(exact, abs=1e-5)   # float32 both (the torch path may score in bf16)
     assert type(from_onnx._models[kfold.fold(query)]).__name__ == "OnnxCrossEncoderReranker"
+    # as a compose stage: each question reranked by its fold's model, and the run says in-domain
+    composed = run_cli(settings, "eval", "--sample", "--method", "compose", "--stages",
+                       f"candidates=vector rerank=kfold:{onnx}", "--rerank-tokens", "32", "-k", "3", "--limit", "4",
+                       "--runs-dir", str(tmp_path / "runs"), "--no-trace", "--no-progress")
+    assert composed.returncode == 0, composed.stderr
+    params = json.loads((eval_run_dir(composed.stdout) / "report.json").read_text())["params"]
+    assert params["reranker_training"] == {"corpus": record["corpus"], "in_domain_trained": True}
+    assert "2-fold, 32-token pairs" in params["reranker"]
     (out / "folds.json").write_text(json.dumps({**record, "questions_file": str(tmp_path / "gone.json")}))
     refused = run_cli(settings, "reranker", "export", str(out), "--out", str(tmp_path / "again"))
     assert refused.returncode != 0 and "give them with --questions" in refused.stderr

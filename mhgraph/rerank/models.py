@@ -199,6 +199,7 @@ class KFoldReranker:
                  max_length: int | None = None) -> None:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
+        self.trained_corpus = facts.get("corpus")   # the corpus its questions' gold chunks are in
         self.paths = [self.directory / m for m in facts["models"]]
         if not self.paths:
             raise MhgraphError(f"{self.directory / 'folds.json'}: no fold models (trained with --only-final); "

@@ -165,6 +165,7 @@ class OnnxCrossEncoderReranker:
         # the weight to fuse its scores with the search's at, when the user gives none (retrieval/metarag.py)
         self.rerank_weight = float(description.get("rerank_weight", 1.0))
         self.trained_on = frozenset(description.get("trained_on") or ())
+        self.trained_corpus = (description.get("training") or {}).get("corpus")   # None: not recorded
         self.name = f"onnx-cross-encoder:{name or self.folder}"
         if self.max_length != exported_length:
             self.name += f" ({self.max_length}-token pairs)"

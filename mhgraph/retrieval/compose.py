@@ -69,10 +69,18 @@ class ComposedRetriever(Retriever):
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
                 **({"reranker": self.reranker.name} if self.reranker else {}),
+                **({"reranker_training": self._reranker_training} if self._reranker_training else {}),
                 **({"note": self.note} if self.note else {})}
 
+    @property
+    def _reranker_training(self) -> dict[str, Any] | None:
+        """Where the reranker learned, when it records it: in-domain when on this corpus's questions."""
+        corpus = getattr(self.reranker, "trained_corpus", None)
+        return {"corpus": corpus, "in_domain_trained": corpus == self.candidates.params.get("corpus")} if corpus else None
+
     def trained_models(self):
-        return [m for r in (self.candidates, *self.expansions.values()) for m in r.trained_models()]
+        own = (self.reranker,) if hasattr(self.reranker, "saw") else ()
+        return [*own, *(m for r in (self.candidates, *self.expansions.values()) for m in r.trained_models())]
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()

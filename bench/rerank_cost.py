@@ -1,0 +1,142 @@
+"""What a reranker costs per question on this CPU, and what each shorter pair cut keeps.
+
+    python bench/rerank_cost.py --reranker kfold:models/reranker-kfold-128-onnx --tokens 512,256,128 \
+        --per-type 100 --out bench/results/rerank-cost-multihop-rag
+
+Candidates are metarag's (rules filters, hybrid search, K = 20: the candidates the compose stage
+`filter=rules candidates=hybrid` reranks), computed once; every cut reranks the same 20 and keeps
+K' = 10 by the reranker's order alone (weight 1; --weight to fuse). Per cut: milliseconds per
+question for the 20 pairs (p50, p95; the CPU and its vector extensions recorded, since int8 and
+bf16 speed depend on them), the tokens a pair holds, and gold-chunk measures (a gold chunk in the
+first 4; the share of gold chunks in the first 10). Those are the cuts' quality against one
+another, not the official rule: the pipeline's official figures come from `mhgraph eval`
+(bench/compose.sh). A k-fold reranker scores each question with the model that never saw it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from environment import describe, machine, versions
+from markdown import split_label, table
+from tqdm import tqdm
+
+from mhgraph.benchmark import load_questions
+from mhgraph.config import load_settings
+from mhgraph.eval.runner import gold_matcher
+from mhgraph.graph.connection import connect
+from mhgraph.rerank.base import rerank
+from mhgraph.rerank.models import load_reranker
+from mhgraph.retrieval import build_retriever, registry
+
+DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "MultiHopRAG.json"
+EXTENSIONS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+
+
+def vector_extensions() -> list[str]:
+    """Which of the extensions int8 / bf16 inference speed depends on this CPU has."""
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return []
+    present = set(flags.split(":", 1)[1].split())
+    return [e for e in EXTENSIONS if e in present]
+
+
+def measure(reranker, questions, candidates, gold, keep: int, weight: float) -> dict:
+    seconds, first4, recall, tokens = [], [], [], []
+    # an ONNX reranker's tokenizer (a k-fold one's: its loaded fold model's), to count what a pair holds
+    tokenizer = getattr(reranker, "tokenizer", None) or next(
+        (getattr(m, "tokenizer", None) for m in getattr(reranker, "_models", {}).values()), None)
+    for q in tqdm(questions, desc=reranker.name[:40], unit="q"):
+        chunks = candidates[q.id]
+        started = time.perf_counter()
+        kept, _ = rerank(reranker, q.query, chunks, keep, weight)
+        seconds.append(time.perf_counter() - started)
+        ids = [c.chunk_id for c in kept]
+        first4.append(any(c in gold[q.id] for c in ids[:4]))
+        recall.append(len(gold[q.id] & set(ids[:keep])) / len(gold[q.id]))
+        if tokenizer is not None:
+            tokens.append(np.mean([len(e.ids) for e in tokenizer.encode_batch([(q.query, c.text) for c in chunks])]))
+    return {"ms_p50": round(1000 * float(np.median(seconds)), 1), "ms_p95": round(1000 * float(np.percentile(seconds, 95)), 1),
+            "gold_in_first_4": round(float(np.mean(first4)), 4), "gold_share_in_first_10": round(float(np.mean(recall)), 4),
+            "tokens_per_pair": round(float(np.mean(tokens)), 1) if tokens else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reranker", required=True, help="a reranker spec, as --reranker takes it")
+    parser.add_argument("--tokens", default="512,256,128", help="pair cuts to measure, comma-separated")
+    parser.add_argument("--corpus", default="multihop-rag")
+    parser.add_argument("--questions", default=str(DEFAULT_QUESTIONS))
+    parser.add_argument("--per-type", type=int, help="only the first N questions of each type")
+    parser.add_argument("--candidates", type=int, default=20)
+    parser.add_argument("--keep", type=int, default=10)
+    parser.add_argument("--weight", type=float, default=1.0, help="reranker weight fused with the search's score")
+    parser.add_argument("--out", type=Path, required=True, help="writes OUT.md and OUT.json")
+    args = parser.parse_args(argv)
+    cuts = [int(t) for t in args.tokens.split(",")]
+    settings = load_settings({"corpus": args.corpus})
+    search = registry.options_for(settings, "metarag").model_copy(update={
+        "filter_extractor": "rules", "search": "hybrid", "candidates": args.candidates, "rerank": False})
+    questions = load_questions(args.questions, per_type=args.per_type)
+    with connect(settings) as driver:
+        gold = gold_matcher(driver, settings.neo4j_database, args.corpus).gold_sets(questions)
+        retriever = build_retriever("metarag", driver, settings, corpus=args.corpus, options=search,
+                                    questions=questions)
+        candidates = {q.id: retriever.search(q.query, top_k=args.candidates).hops[0].chunks
+                      for q in tqdm(questions, desc="candidates", unit="q")}
+    scored = [q for q in questions if gold.get(q.id) and candidates[q.id]]
+    gold = {q.id: set(gold[q.id]) for q in scored}
+    search_order = {"ms_p50": 0.0, "ms_p95": 0.0,
+                    "gold_in_first_4": round(float(np.mean([any(c.chunk_id in gold[q.id] for c in candidates[q.id][:4])
+                                                            for q in scored])), 4),
+                    "gold_share_in_first_10": round(float(np.mean(
+                        [len(gold[q.id] & {c.chunk_id for c in candidates[q.id][:args.keep]}) / len(gold[q.id])
+                         for q in scored])), 4), "tokens_per_pair": None}
+    rows = {"search order (no reranker)": search_order}
+    name = None
+    for cut in cuts:
+        reranker = load_reranker(args.reranker, max_length=cut)
+        reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
+        name = name or reranker.name
+        rows[f"{cut}-token pairs"] = measure(reranker, scored, candidates, gold, args.keep, args.weight)
+    info = {**machine(), "vector_extensions": vector_extensions()}
+    command = " ".join(["python bench/rerank_cost.py", *(argv if argv is not None else sys.argv[1:])])
+    record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ"), "machine": info, "versions": versions(),
+              "questions": split_label(args.questions), "scored": len(scored), "per_type": args.per_type,
+              "reranker": args.reranker, "reranker_name": name, "candidates": args.candidates, "keep": args.keep,
+              "weight": args.weight, "command": command, "rows": rows,
+              "measures": "gold-chunk measures (not the official rule): gold_in_first_4 = a gold chunk among the "
+                          "first 4; gold_share_in_first_10 = share of the question's gold chunks in the first 10"}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    lines = [f"# Reranking cost per question: {args.reranker}", "",
+             f"- questions: {record['questions']}"
+             f"{f', the first {args.per_type} of each type' if args.per_type else ''}; {len(scored)} with gold chunks",
+             f"- date (UTC): {record['date']}; machine: {describe(info)}; vector extensions: "
+             f"{', '.join(info['vector_extensions']) or 'none found'}; CPU only, nothing else running",
+             f"- reranker: {name}",
+             f"- candidates: metarag, rules filters, hybrid search, K = {args.candidates}; the reranker keeps "
+             f"K' = {args.keep} (weight {args.weight})",
+             f"- command: {command}", "",
+             "Gold-chunk measures, not the official rule: they compare the cuts with one another. The official "
+             "figures of a pipeline with this reranker are in compose-multihop-rag.md.", ""]
+    lines += table(["pairs", "tokens per pair (mean)", "ms per question p50", "p95", "gold chunk in first 4",
+                    "share of gold chunks in first 10"],
+                   [[label, "-" if r["tokens_per_pair"] is None else f"{r['tokens_per_pair']:.0f}",
+                     f"{r['ms_p50']:.0f}", f"{r['ms_p95']:.0f}", f"{r['gold_in_first_4']:.3f}",
+                     f"{r['gold_share_in_first_10']:.3f}"] for label, r in rows.items()])
+    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A search over training-free pipelines (`compose`) on the development split, scored under the
+# A search over pipelines (`compose`): training-free ones, and in-domain ones beside them on the development split, scored under the
 # official rule; bench/compose_report.py tables them with latency and picks the best k-fold by
 # question (the pipeline chosen on the other folds, scored on the held-out fold), so the figure
 # of the chosen pipeline is not its in-sample best.
@@ -43,13 +43,39 @@ if [ -d "$GENERATED" ]; then
 else
   echo "skipping p6 (generated): $GENERATED is missing (bash bench/generate.sh $NAME kfold trains it)" >&2
 fi
+# in-domain reranking: a cross-encoder (all-MiniLM-L6-v2) trained here 3-fold by question on 128-token
+# pairs, exported to int8 ONNX, scoring 128-token pairs (bench/results/rerank-cost-NAME.md: its cost per
+# question); each question reranked by the fold model that never saw it. TRAIN_RERANKER=1 trains it
+# when missing (about 30 minutes on 2 cores)
+RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+RERANK_TOKENS=${RERANK_TOKENS:-128}
+if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then
+  mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$QUESTIONS" --out "$RERANKER" --folds 3 --negatives 4 \
+    --max-length "$RERANK_TOKENS" --no-final
+  mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length "$RERANK_TOKENS"
+fi
+if [ -d "$RERANKER-onnx" ]; then
+  pick p7-filter-hybrid-rerank --method compose --stages "filter=rules candidates=hybrid rerank=kfold:$RERANKER-onnx" \
+    --rerank-tokens "$RERANK_TOKENS" "${OFF[@]}"
+  pick p8-filter-hybrid-rerank-fused --method compose \
+    --stages "filter=rules candidates=hybrid rerank=kfold:$RERANKER-onnx" --rerank-tokens "$RERANK_TOKENS" \
+    --compose-rerank-weight 0.5 "${OFF[@]}"
+  if [ -d "$TREEHOP" ]; then
+    pick p9-filter-hybrid-treehop-rerank --method compose \
+      --stages "filter=rules candidates=hybrid expand=treehop rerank=kfold:$RERANKER-onnx" \
+      --treehop-model "$TREEHOP" --hops 2 --rerank-tokens "$RERANK_TOKENS" "${OFF[@]}"
+  fi
+else
+  echo "skipping p7-p9 (in-domain reranker): $RERANKER-onnx is missing (TRAIN_RERANKER=1 trains it)" >&2
+fi
 # ablations of the chosen training-free pipeline (p1): each of its stages taken away or weakened, one at a time
 pick a1-no-filter --method compose --stages "candidates=hybrid" "${OFF[@]}"
 pick a2-filter-vector --method compose --stages "filter=rules candidates=vector" "${OFF[@]}"
 # the report covers every pipeline finished so far (ONLY= may have run a few of them now)
 done=()
 for id in p1-filter-hybrid p2-filter-hybrid-ppr p3-filter-hybrid-ircot p4-filter-hybrid-ppr-ircot \
-          p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated a1-no-filter a2-filter-vector; do
+          p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated p7-filter-hybrid-rerank \
+          p8-filter-hybrid-rerank-fused p9-filter-hybrid-treehop-rerank a1-no-filter a2-filter-vector; do
   if [ -f "$RUNS/$id/report.json" ]; then done+=("$RUNS/$id"); fi
 done
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \

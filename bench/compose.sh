@@ -49,6 +49,8 @@ fi
 # when missing (about 30 minutes on 2 cores)
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
 RERANK_TOKENS=${RERANK_TOKENS:-128}
+# its scores fused with the pipeline's (each standardised) at this weight; p7 takes its order alone
+RERANK_WEIGHT=${RERANK_WEIGHT:-0.5}
 if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then
   mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$QUESTIONS" --out "$RERANKER" --folds 3 --negatives 4 \
     --max-length "$RERANK_TOKENS" --no-final
@@ -59,14 +61,32 @@ if [ -d "$RERANKER-onnx" ]; then
     --rerank-tokens "$RERANK_TOKENS" "${OFF[@]}"
   pick p8-filter-hybrid-rerank-fused --method compose \
     --stages "filter=rules candidates=hybrid rerank=kfold:$RERANKER-onnx" --rerank-tokens "$RERANK_TOKENS" \
-    --compose-rerank-weight 0.5 "${OFF[@]}"
+    --compose-rerank-weight "$RERANK_WEIGHT" "${OFF[@]}"
   if [ -d "$TREEHOP" ]; then
     pick p9-filter-hybrid-treehop-rerank --method compose \
       --stages "filter=rules candidates=hybrid expand=treehop rerank=kfold:$RERANKER-onnx" \
-      --treehop-model "$TREEHOP" --hops 2 --rerank-tokens "$RERANK_TOKENS" "${OFF[@]}"
+      --treehop-model "$TREEHOP" --hops 2 --rerank-tokens "$RERANK_TOKENS" --compose-rerank-weight "$RERANK_WEIGHT" \
+      "${OFF[@]}"
   fi
 else
   echo "skipping p7-p9 (in-domain reranker): $RERANKER-onnx is missing (TRAIN_RERANKER=1 trains it)" >&2
+fi
+# the cross-encoder trained without a benchmark question: only on the questions `mhgraph generate` made
+# from the corpus (bench/generate.sh writes them to runs/bench-generate/NAME/questions.json), then
+# scored on the real ones. TRAIN_RERANKER=1 trains it when missing (about 8 minutes on 2 cores)
+GEN_QUESTIONS=${GEN_QUESTIONS:-runs/bench-generate/$NAME/questions.json}
+GEN_RERANKER=${GEN_RERANKER:-models/reranker-$NAME-generated-$RERANK_TOKENS}
+if [ ! -d "$GEN_RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ] && [ -f "$GEN_QUESTIONS" ]; then
+  mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$GEN_QUESTIONS" --out "$GEN_RERANKER" --only-final \
+    --negatives 4 --max-length "$RERANK_TOKENS"
+  mhgraph reranker export "$GEN_RERANKER/all" --out "$GEN_RERANKER-onnx" --max-length "$RERANK_TOKENS"
+fi
+if [ -d "$GEN_RERANKER-onnx" ]; then
+  pick p10-filter-hybrid-rerank-generated --method compose \
+    --stages "filter=rules candidates=hybrid rerank=$GEN_RERANKER-onnx" --rerank-tokens "$RERANK_TOKENS" \
+    --compose-rerank-weight "$RERANK_WEIGHT" "${OFF[@]}"
+else
+  echo "skipping p10 (reranker trained on generated questions): $GEN_RERANKER-onnx is missing" >&2
 fi
 # ablations of the chosen training-free pipeline (p1): each of its stages taken away or weakened, one at a time
 pick a1-no-filter --method compose --stages "candidates=hybrid" "${OFF[@]}"
@@ -75,11 +95,12 @@ pick a2-filter-vector --method compose --stages "filter=rules candidates=vector"
 done=()
 for id in p1-filter-hybrid p2-filter-hybrid-ppr p3-filter-hybrid-ircot p4-filter-hybrid-ppr-ircot \
           p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated p7-filter-hybrid-rerank \
-          p8-filter-hybrid-rerank-fused p9-filter-hybrid-treehop-rerank a1-no-filter a2-filter-vector; do
+          p8-filter-hybrid-rerank-fused p9-filter-hybrid-treehop-rerank p10-filter-hybrid-rerank-generated \
+          a1-no-filter a2-filter-vector; do
   if [ -f "$RUNS/$id/report.json" ]; then done+=("$RUNS/$id"); fi
 done
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
-  --generated p6-filter-hybrid-treehop-generated --ablation a1-no-filter --ablation a2-filter-vector \
+  --generated p6-filter-hybrid-treehop-generated --generated p10-filter-hybrid-rerank-generated --ablation a1-no-filter --ablation a2-filter-vector \
   --json "bench/results/compose-$NAME.json" "${done[@]}" > "bench/results/compose-$NAME.md.new"
 mv "bench/results/compose-$NAME.md.new" "bench/results/compose-$NAME.md"
 echo "written bench/results/compose-$NAME.md and .json"

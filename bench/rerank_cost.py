@@ -1,11 +1,12 @@
 """What a reranker costs per question on this CPU, and what each shorter pair cut keeps.
 
-    python bench/rerank_cost.py --reranker kfold:models/reranker-kfold-128-onnx --tokens 512,256,128 \
-        --per-type 100 --out bench/results/rerank-cost-multihop-rag
+    python bench/rerank_cost.py --reranker kfold:models/reranker-multihop-rag-kfold-128-onnx \
+        --tokens 512,256,128 --weights 1,0.5 --per-type 75 --out bench/results/rerank-cost-multihop-rag
 
 Candidates are metarag's (rules filters, hybrid search, K = 20: the candidates the compose stage
 `filter=rules candidates=hybrid` reranks), computed once; every cut reranks the same 20 and keeps
-K' = 10 by the reranker's order alone (weight 1; --weight to fuse). Per cut: milliseconds per
+K' = 10, by the reranker's order alone (weight 1) or fused with the search's score (below 1, each
+standardised), from one scoring per question. Per cut: milliseconds per
 question for the 20 pairs (p50, p95; the CPU and its vector extensions recorded, since int8 and
 bf16 speed depend on them), the tokens a pair holds, and gold-chunk measures (a gold chunk in the
 first 4; the share of gold chunks in the first 10). Those are the cuts' quality against one
@@ -49,24 +50,42 @@ def vector_extensions() -> list[str]:
     return [e for e in EXTENSIONS if e in present]
 
 
-def measure(reranker, questions, candidates, gold, keep: int, weight: float) -> dict:
-    seconds, first4, recall, tokens = [], [], [], []
+class Scored:
+    """Scores already computed, handed to rerank() for each fusion weight (the model scores once)."""
+
+    name = "scored"
+
+    def __init__(self, scores: list[float]) -> None:
+        self.scores = scores
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        return self.scores
+
+
+def measure(reranker, questions, candidates, gold, keep: int, weights: list[float]) -> dict[float, dict]:
+    """Per fusion weight: the cut's time per question (one scoring, whatever the weights) and what it keeps."""
+    seconds, tokens = [], []
+    first4 = {w: [] for w in weights}
+    recall = {w: [] for w in weights}
     # an ONNX reranker's tokenizer (a k-fold one's: its loaded fold model's), to count what a pair holds
     tokenizer = getattr(reranker, "tokenizer", None) or next(
         (getattr(m, "tokenizer", None) for m in getattr(reranker, "_models", {}).values()), None)
     for q in tqdm(questions, desc=reranker.name[:40], unit="q"):
         chunks = candidates[q.id]
         started = time.perf_counter()
-        kept, _ = rerank(reranker, q.query, chunks, keep, weight)
+        scores = reranker.score(q.query, [c.text for c in chunks])
         seconds.append(time.perf_counter() - started)
-        ids = [c.chunk_id for c in kept]
-        first4.append(any(c in gold[q.id] for c in ids[:4]))
-        recall.append(len(gold[q.id] & set(ids[:keep])) / len(gold[q.id]))
+        for w in weights:
+            ids = [c.chunk_id for c in rerank(Scored(scores), q.query, chunks, keep, w)[0]]
+            first4[w].append(any(c in gold[q.id] for c in ids[:4]))
+            recall[w].append(len(gold[q.id] & set(ids[:keep])) / len(gold[q.id]))
         if tokenizer is not None:
             tokens.append(np.mean([len(e.ids) for e in tokenizer.encode_batch([(q.query, c.text) for c in chunks])]))
-    return {"ms_p50": round(1000 * float(np.median(seconds)), 1), "ms_p95": round(1000 * float(np.percentile(seconds, 95)), 1),
-            "gold_in_first_4": round(float(np.mean(first4)), 4), "gold_share_in_first_10": round(float(np.mean(recall)), 4),
-            "tokens_per_pair": round(float(np.mean(tokens)), 1) if tokens else None}
+    timing = {"ms_p50": round(1000 * float(np.median(seconds)), 1),
+              "ms_p95": round(1000 * float(np.percentile(seconds, 95)), 1),
+              "tokens_per_pair": round(float(np.mean(tokens)), 1) if tokens else None}
+    return {w: {**timing, "weight": w, "gold_in_first_4": round(float(np.mean(first4[w])), 4),
+                "gold_share_in_first_10": round(float(np.mean(recall[w])), 4)} for w in weights}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-type", type=int, help="only the first N questions of each type")
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--keep", type=int, default=10)
-    parser.add_argument("--weight", type=float, default=1.0, help="reranker weight fused with the search's score")
+    parser.add_argument("--weights", default="1,0.5",
+                        help="reranker weights fused with the search's score (1: its order alone), comma-separated")
     parser.add_argument("--out", type=Path, required=True, help="writes OUT.md and OUT.json")
     args = parser.parse_args(argv)
     cuts = [int(t) for t in args.tokens.split(",")]
+    weights = [float(w) for w in args.weights.split(",")]
     settings = load_settings({"corpus": args.corpus})
     search = registry.options_for(settings, "metarag").model_copy(update={
         "filter_extractor": "rules", "search": "hybrid", "candidates": args.candidates, "rerank": False})
@@ -106,13 +127,14 @@ def main(argv: list[str] | None = None) -> int:
         reranker = load_reranker(args.reranker, max_length=cut)
         reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
         name = name or reranker.name
-        rows[f"{cut}-token pairs"] = measure(reranker, scored, candidates, gold, args.keep, args.weight)
+        for w, row in measure(reranker, scored, candidates, gold, args.keep, weights).items():
+            rows[f"{cut}-token pairs, weight {w:g}"] = row
     info = {**machine(), "vector_extensions": vector_extensions()}
     command = " ".join(["python bench/rerank_cost.py", *(argv if argv is not None else sys.argv[1:])])
     record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ"), "machine": info, "versions": versions(),
               "questions": split_label(args.questions), "scored": len(scored), "per_type": args.per_type,
               "reranker": args.reranker, "reranker_name": name, "candidates": args.candidates, "keep": args.keep,
-              "weight": args.weight, "command": command, "rows": rows,
+              "weights": weights, "command": command, "rows": rows,
               "measures": "gold-chunk measures (not the official rule): gold_in_first_4 = a gold chunk among the "
                           "first 4; gold_share_in_first_10 = share of the question's gold chunks in the first 10"}
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
              f"{', '.join(info['vector_extensions']) or 'none found'}; CPU only, nothing else running",
              f"- reranker: {name}",
              f"- candidates: metarag, rules filters, hybrid search, K = {args.candidates}; the reranker keeps "
-             f"K' = {args.keep} (weight {args.weight})",
+             f"K' = {args.keep}; weight 1: the reranker's order alone, below 1: fused with the search's score, each "
+             "standardised (the time is one scoring, whatever the weight)",
              f"- command: {command}", "",
              "Gold-chunk measures, not the official rule: they compare the cuts with one another. The official "
              "figures of a pipeline with this reranker are in compose-multihop-rag.md.", ""]

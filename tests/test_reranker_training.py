@@ -108,7 +108,8 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     # the k-fold folder exported to ONNX: each fold model under its name, each recording the
     # questions it was trained on (the other fold's), scored by fold as the torch models were
     onnx = tmp_path / "reranker-onnx"
-    exported = run_cli(settings, "reranker", "export", str(out), "--out", str(onnx), "--no-quantize")
+    exported = run_cli(settings, "reranker", "export", str(out), "--out", str(onnx), "--no-quantize",
+                       "--rerank-weight", "0.4")
     assert exported.returncode == 0, exported.stderr
     assert json.loads((onnx / "folds.json").read_text())["models"] == ["fold-0", "fold-1"]
     for fold in (0, 1):
@@ -121,6 +122,7 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
                                                                     "The striker scored twice."])
     assert onnx_scores == pytest.approx(exact, abs=1e-5)   # float32 both (the torch path may score in bf16)
     assert type(from_onnx._models[kfold.fold(query)]).__name__ == "OnnxCrossEncoderReranker"
+    assert from_onnx.rerank_weight == 0.4 and reranker.rerank_weight == 1.0   # the export's weight; none recorded
     # as a compose stage: each question reranked by its fold's model, and the run says in-domain
     composed = run_cli(settings, "eval", "--sample", "--method", "compose", "--stages",
                        f"candidates=vector rerank=kfold:{onnx}", "--rerank-tokens", "32", "-k", "3", "--limit", "4",
@@ -129,6 +131,7 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     params = json.loads((eval_run_dir(composed.stdout) / "report.json").read_text())["params"]
     assert params["reranker_training"] == {"corpus": record["corpus"], "in_domain_trained": True}
     assert "2-fold, 32-token pairs" in params["reranker"]
+    assert params["rerank_weight"] == 0.4   # no weight given: the one the export recorded
     (out / "folds.json").write_text(json.dumps({**record, "questions_file": str(tmp_path / "gone.json")}))
     refused = run_cli(settings, "reranker", "export", str(out), "--out", str(tmp_path / "again"))
     assert refused.returncode != 0 and "give them with --questions" in refused.stderr

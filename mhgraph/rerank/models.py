@@ -200,6 +200,8 @@ class KFoldReranker:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
         self.trained_corpus = facts.get("corpus")   # the corpus its questions' gold chunks are in
+        # the fusion weight an export recorded for its fold models (`reranker export --rerank-weight`)
+        self.rerank_weight = float(facts.get("rerank_weight", 1.0))
         self.paths = [self.directory / m for m in facts["models"]]
         if not self.paths:
             raise MhgraphError(f"{self.directory / 'folds.json'}: no fold models (trained with --only-final); "

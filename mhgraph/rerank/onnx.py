@@ -114,7 +114,9 @@ def export_kfold_onnx(source: Path, out: Path, questions: Sequence[str], **optio
         trained_on = {question_key(q) for q in questions if kfold.fold(q) != fold}
         export_onnx(source / model, out / model, trained_on=trained_on, fold=fold, **options)
     kept = {k: v for k, v in record.items() if k not in ("k", "seed", "models", "final")}
+    weight = options.get("rerank_weight")
     return kfold.save(out, models, **kept, exported_from=str(source),
+                      **({"rerank_weight": weight} if weight is not None else {}),
                       quantization=json.loads((out / models[0] / DESCRIPTION).read_text(encoding="utf-8"))["quantization"])
 
 

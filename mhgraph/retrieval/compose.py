@@ -152,8 +152,9 @@ class ComposeOptions(MethodOptions):
     candidate_k: int = option(30, "Chunks the candidates stage passes on.", ge=1)
     expand_k: int = option(10, "Chunks each expansion method ranks.", ge=1)
     rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
-    rerank_weight: float = option(1.0, "The reranker's weight fused with the fused score, each standardised "
-                                       "(1: the reranker's order alone).", ge=0.0, le=1.0)
+    rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
+                                              "standardised (1: the reranker's order alone; default: the weight "
+                                              "an exported reranker records, else 1).", ge=0.0, le=1.0)
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
 
     @model_validator(mode="after")
@@ -214,7 +215,8 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
-                             rerank_weight=options.rerank_weight, note=note)
+                             rerank_weight=(options.rerank_weight if options.rerank_weight is not None
+                                            else getattr(reranker, "rerank_weight", 1.0)), note=note)
 
 
 def _uses_llm(options: ComposeOptions) -> bool:

@@ -58,7 +58,7 @@ if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then
 fi
 if [ -d "$RERANKER-onnx" ]; then
   pick p7-filter-hybrid-rerank --method compose --stages "filter=rules candidates=hybrid rerank=kfold:$RERANKER-onnx" \
-    --rerank-tokens "$RERANK_TOKENS" "${OFF[@]}"
+    --rerank-tokens "$RERANK_TOKENS" --compose-rerank-weight 1 "${OFF[@]}"
   pick p8-filter-hybrid-rerank-fused --method compose \
     --stages "filter=rules candidates=hybrid rerank=kfold:$RERANKER-onnx" --rerank-tokens "$RERANK_TOKENS" \
     --compose-rerank-weight "$RERANK_WEIGHT" "${OFF[@]}"

@@ -122,11 +122,10 @@ def main(argv: list[str] | None = None) -> int:
                         [len(gold[q.id] & {c.chunk_id for c in candidates[q.id][:args.keep]}) / len(gold[q.id])
                          for q in scored])), 4), "tokens_per_pair": None}
     rows = {"search order (no reranker)": search_order}
-    name = None
+    name = load_reranker(args.reranker).name   # its own name, without a cut
     for cut in cuts:
         reranker = load_reranker(args.reranker, max_length=cut)
         reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
-        name = name or reranker.name
         for w, row in measure(reranker, scored, candidates, gold, args.keep, weights).items():
             rows[f"{cut}-token pairs, weight {w:g}"] = row
     info = {**machine(), "vector_extensions": vector_extensions()}

@@ -52,17 +52,32 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
     assert options.pipeline.describe() == "filter=none candidates=vector expand=bm25 fuse=linear rerank=none"
     assert origins["pipelines"] == "file"
     assert "--compose-pipelines" not in _flags() and "--stages" in _flags()     # a table: no flag
-    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: mine, training-free; or write its stages"):
+    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: in-domain, mine, training-free; or write its stages"):
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
     # the shipped preset, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
         "filter=rules candidates=hybrid expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
+    # the in-domain preset reranks with the k-fold cross-encoder where 'mhgraph reranker export' puts it
+    assert ComposeOptions(stages="in-domain").pipeline.describe() == \
+        "filter=rules candidates=hybrid expand=none fuse=rrf rerank=kfold:models/reranker-onnx"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):
         ComposeOptions(stages="bad", pipelines={"bad": "fuse=max"})
+
+
+def test_the_in_domain_preset_says_how_to_make_its_reranker(tmp_path, monkeypatch) -> None:
+    """Where the k-fold reranker is not there yet, one line names the command that makes it."""
+    from mhgraph.rerank.models import load_reranker
+    from mhgraph.retrieval.compose import IN_DOMAIN_RERANKER
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(MhgraphError, match=r"models/reranker-onnx/folds.json: not found .*'mhgraph reranker train'") \
+            as caught:
+        load_reranker(IN_DOMAIN_RERANKER)
+    assert "\n" not in str(caught.value)
 
 
 def _chunks(*pairs: tuple[str, float]) -> list[RetrievedChunk]:

@@ -42,13 +42,14 @@ from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # pipelines shipped by name (bench/results/compose-multihop-rag.md says how each was chosen):
 # training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split among
-# the training-free pipelines searched there (docs/methods/compose.md, Measured); in-domain, the
-# same with the cross-encoder trained on the corpus's own questions (k-fold: 'mhgraph reranker
-# train', then 'mhgraph reranker export models/reranker --out models/reranker-onnx
-# --rerank-weight 0.5'), where the development split's in-domain search chose it
+# the training-free pipelines searched there; in-domain, the one chosen the same way among the
+# in-domain ones: TreeHop (its own `model` option: the one 'mhgraph treehop train' made) and the
+# cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
+# reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), both k-fold
+# (docs/methods/compose.md, Measured)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 PRESETS: dict[str, str] = {"training-free": "filter=rules candidates=hybrid",
-                           "in-domain": f"filter=rules candidates=hybrid rerank={IN_DOMAIN_RERANKER}"}
+                           "in-domain": f"filter=rules candidates=hybrid expand=treehop rerank={IN_DOMAIN_RERANKER}"}
 
 
 class ComposedRetriever(Retriever):

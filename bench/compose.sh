@@ -24,6 +24,10 @@ pick p1-filter-hybrid --method compose --stages "filter=rules candidates=hybrid"
 pick p2-filter-hybrid-ppr --method compose --stages "filter=rules candidates=hybrid expand=ppr" "${OFF[@]}"
 pick p3-filter-hybrid-ircot --method compose --stages "filter=rules candidates=hybrid expand=ircot" "${OFF[@]}"
 pick p4-filter-hybrid-ppr-ircot --method compose --stages "filter=rules candidates=hybrid expand=ppr,ircot" "${OFF[@]}"
+# a training-free reranker: rescoring with a second embedding model (bge-small-en-v1.5, the ONNX one a
+# registry package carries), fused with the pipeline's score at the same weight as the cross-encoder's
+pick p11-filter-hybrid-rerank-bge --method compose \
+  --stages "filter=rules candidates=hybrid rerank=bi-encoder:bge-small-en-v1.5" --compose-rerank-weight 0.5 "${OFF[@]}"
 # in-domain: TreeHop trained here, 5-fold by question with pair-disjoint folds (bench/generate.sh
 # kfold trains it: models/treehop-NAME-pair-disjoint); every question scored by the fold model
 # that never saw it nor any pair of its gold chunks
@@ -96,6 +100,7 @@ done=()
 for id in p1-filter-hybrid p2-filter-hybrid-ppr p3-filter-hybrid-ircot p4-filter-hybrid-ppr-ircot \
           p5-filter-hybrid-treehop p6-filter-hybrid-treehop-generated p7-filter-hybrid-rerank \
           p8-filter-hybrid-rerank-fused p9-filter-hybrid-treehop-rerank p10-filter-hybrid-rerank-generated \
+          p11-filter-hybrid-rerank-bge \
           a1-no-filter a2-filter-vector; do
   if [ -f "$RUNS/$id/report.json" ]; then done+=("$RUNS/$id"); fi
 done

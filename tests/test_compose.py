@@ -158,7 +158,7 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
         _retriever(sample_graph, settings, embedder, None, "compose", ComposeOptions(stages="expand=ppr"))
     build_claims(sample_graph, settings.neo4j_database, "sample", OfflineClaimExtractor(), embedder, progress=False)
     options = ComposeOptions(stages=f"candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}", candidate_k=6,
-                             expand_k=10, rerank_k=9)
+                             expand_k=10, rerank_k=9, rerank_weight=1.0)
     result = _retriever(sample_graph, settings, embedder, None, "compose", options).search(QUESTION, top_k=3)
     trace = {s["stage"]: s for s in result.diagnostic(StageTrace).stages}
     assert list(trace) == ["candidates", "expand:ppr", "expanded", "fusion", "rerank"]
@@ -177,6 +177,10 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     # the walk was seeded by the candidates (6 chunks, min-max: one at 0), not its own vector search
     assert result.diagnostic(PPRWalk).seeded_chunks == 5
     assert result.params["stages"] == f"filter=none candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}"
+    # no weight given: the one the packaged reranker records (0.5, fused with the pipeline's score)
+    unweighted = _retriever(sample_graph, settings, embedder, None, "compose",
+                            ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}"))
+    assert unweighted.params["rerank_weight"] == 0.5
 
 
 def test_filter_on_a_flat_corpus_is_skipped_with_a_note(empty_graph, settings, embedder) -> None:

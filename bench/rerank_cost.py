@@ -26,15 +26,12 @@ from pathlib import Path
 import numpy as np
 from environment import describe, machine, versions
 from markdown import split_label, table
+from reranker_package import Scored, filtered_hybrid_candidates
 from tqdm import tqdm
 
 from mhgraph.benchmark import load_questions
-from mhgraph.config import load_settings
-from mhgraph.eval.runner import gold_matcher
-from mhgraph.graph.connection import connect
 from mhgraph.rerank.base import rerank
 from mhgraph.rerank.models import load_reranker
-from mhgraph.retrieval import build_retriever, registry
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "MultiHopRAG.json"
 EXTENSIONS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
@@ -48,18 +45,6 @@ def vector_extensions() -> list[str]:
         return []
     present = set(flags.split(":", 1)[1].split())
     return [e for e in EXTENSIONS if e in present]
-
-
-class Scored:
-    """Scores already computed, handed to rerank() for each fusion weight (the model scores once)."""
-
-    name = "scored"
-
-    def __init__(self, scores: list[float]) -> None:
-        self.scores = scores
-
-    def score(self, query: str, passages: list[str]) -> list[float]:
-        return self.scores
 
 
 def measure(reranker, questions, candidates, gold, keep: int, weights: list[float]) -> dict[float, dict]:
@@ -103,16 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cuts = [int(t) for t in args.tokens.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
-    settings = load_settings({"corpus": args.corpus})
-    search = registry.options_for(settings, "metarag").model_copy(update={
-        "filter_extractor": "rules", "search": "hybrid", "candidates": args.candidates, "rerank": False})
     questions = load_questions(args.questions, per_type=args.per_type)
-    with connect(settings) as driver:
-        gold = gold_matcher(driver, settings.neo4j_database, args.corpus).gold_sets(questions)
-        retriever = build_retriever("metarag", driver, settings, corpus=args.corpus, options=search,
-                                    questions=questions)
-        candidates = {q.id: retriever.search(q.query, top_k=args.candidates).hops[0].chunks
-                      for q in tqdm(questions, desc="candidates", unit="q")}
+    gold, candidates = filtered_hybrid_candidates(args.corpus, questions, args.candidates)
     scored = [q for q in questions if gold.get(q.id) and candidates[q.id]]
     gold = {q.id: set(gold[q.id]) for q in scored}
     search_order = {"ms_p50": 0.0, "ms_p95": 0.0,

@@ -16,7 +16,6 @@ under other questions.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from datetime import datetime, timezone
@@ -33,7 +32,7 @@ from mhgraph.eval.runner import gold_matcher
 from mhgraph.graph.connection import connect
 from mhgraph.rerank.base import rerank
 from mhgraph.rerank.models import PACKAGED, load_reranker
-from mhgraph.retrieval import build_retriever
+from mhgraph.retrieval import build_retriever, registry
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "MultiHopRAG.json"
 
@@ -50,6 +49,20 @@ class Scored:
         return self.scores
 
 
+def filtered_hybrid_candidates(corpus: str, questions: list, k: int) -> tuple[dict, dict]:
+    """Each question's gold chunk ids and metarag's K candidates (rules filters, hybrid search, no
+    reranking): what the rerank benchmarks rerank."""
+    settings = load_settings({"corpus": corpus})
+    search = registry.options_for(settings, "metarag").model_copy(update={
+        "filter_extractor": "rules", "search": "hybrid", "candidates": k, "rerank": False})
+    with connect(settings) as driver:
+        gold = gold_matcher(driver, settings.neo4j_database, corpus).gold_sets(questions)
+        retriever = build_retriever("metarag", driver, settings, corpus=corpus, options=search, questions=questions)
+        candidates = {q.id: retriever.search(q.query, top_k=k).hops[0].chunks
+                      for q in tqdm(questions, desc="candidates", unit="q")}
+    return gold, candidates
+
+
 def spearman(a: list[float], b: list[float]) -> float:
     ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
     return float(np.corrcoef(ra, rb)[0, 1]) if len(a) > 2 else 1.0
@@ -64,15 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--keep", type=int, default=10)
     args = parser.parse_args(argv)
-    settings = dataclasses.replace(load_settings({"corpus": args.corpus, "metarag_search": "hybrid"}), reranker=None)
     questions = load_questions(args.questions, limit=args.limit)
     source, packaged = load_reranker(args.source, bf16=False), load_reranker(args.packaged)   # float32 as trained
     weight = packaged.rerank_weight
-    with connect(settings) as driver:
-        gold = gold_matcher(driver, settings.neo4j_database, args.corpus).gold_sets(questions)
-        retriever = build_retriever("metarag", driver, settings, corpus=args.corpus, questions=questions)
-        candidates = {q.id: retriever.search(q.query, top_k=settings.metarag_candidates).hops[0].chunks
-                      for q in tqdm(questions, desc="candidates", unit="q")}
+    k = registry.options_for(load_settings({"corpus": args.corpus}), "metarag").candidates
+    gold, candidates = filtered_hybrid_candidates(args.corpus, questions, k)
     scored = [q for q in questions if gold.get(q.id) and candidates[q.id]]
     seconds = {"source": [], "packaged": []}
     rho, same_top, same_set, hits = [], [], [], {"source": [], "packaged": []}
@@ -110,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
              f"- questions: {split_label(args.questions)}; {len(scored)} with gold chunks and candidates"
              f"{f' (of the first {args.limit})' if args.limit else ''}",
              f"- date (UTC): {datetime.now(timezone.utc):%Y-%m-%d %H:%M}Z; machine: {describe(machine())}, CPU only",
-             f"- candidates: metarag, rules filters, hybrid search, K = {settings.metarag_candidates}; fused at "
+             f"- candidates: metarag, rules filters, hybrid search, K = {k}; fused at "
              f"weight {weight} with the search's score, K' = {args.keep}",
              f"- source: {args.source} ({source.name}; {source_size:.0f} MB); packaged: {packaged.name} "
              f"({size:.1f} MB, {packaged.description['quantization']})",

@@ -47,6 +47,11 @@ def vector_extensions() -> list[str]:
     return [e for e in EXTENSIONS if e in present]
 
 
+def kept(ids: list[str], gold: set[str], keep: int) -> tuple[bool, float]:
+    """(a gold chunk among the first 4, the share of the gold chunks among the first `keep`)."""
+    return any(c in gold for c in ids[:4]), len(gold & set(ids[:keep])) / len(gold)
+
+
 def measure(reranker, questions, candidates, gold, keep: int, weights: list[float]) -> dict[float, dict]:
     """Per fusion weight: the cut's time per question (one scoring, whatever the weights) and what it keeps."""
     seconds, tokens = [], []
@@ -61,9 +66,10 @@ def measure(reranker, questions, candidates, gold, keep: int, weights: list[floa
         scores = reranker.score(q.query, [c.text for c in chunks])
         seconds.append(time.perf_counter() - started)
         for w in weights:
-            ids = [c.chunk_id for c in rerank(Scored(scores), q.query, chunks, keep, w)[0]]
-            first4[w].append(any(c in gold[q.id] for c in ids[:4]))
-            recall[w].append(len(gold[q.id] & set(ids[:keep])) / len(gold[q.id]))
+            reranked, _ = rerank(Scored(scores), q.query, chunks, keep, w)
+            hit, share = kept([c.chunk_id for c in reranked], gold[q.id], keep)
+            first4[w].append(hit)
+            recall[w].append(share)
         if tokenizer is not None:
             tokens.append(np.mean([len(e.ids) for e in tokenizer.encode_batch([(q.query, c.text) for c in chunks])]))
     timing = {"ms_p50": round(1000 * float(np.median(seconds)), 1),
@@ -92,12 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     gold, candidates = filtered_hybrid_candidates(args.corpus, questions, args.candidates)
     scored = [q for q in questions if gold.get(q.id) and candidates[q.id]]
     gold = {q.id: set(gold[q.id]) for q in scored}
-    search_order = {"ms_p50": 0.0, "ms_p95": 0.0,
-                    "gold_in_first_4": round(float(np.mean([any(c.chunk_id in gold[q.id] for c in candidates[q.id][:4])
-                                                            for q in scored])), 4),
-                    "gold_share_in_first_10": round(float(np.mean(
-                        [len(gold[q.id] & {c.chunk_id for c in candidates[q.id][:args.keep]}) / len(gold[q.id])
-                         for q in scored])), 4), "tokens_per_pair": None}
+    in_search_order = [kept([c.chunk_id for c in candidates[q.id]], gold[q.id], args.keep) for q in scored]
+    search_order = {"ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
+                    "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
+                    "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}
     rows = {"search order (no reranker)": search_order}
     name = load_reranker(args.reranker).name   # its own name, without a cut
     for cut in cuts:

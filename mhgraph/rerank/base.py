@@ -21,6 +21,17 @@ class Reranker(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
 
 
+def fusion_weight(reranker: Reranker | None, given: float | None) -> float:
+    """The weight a reranker's scores are fused at: the one given, else the reranker's own (an
+    exported model's description may record one), else 1 (its order alone)."""
+    return given if given is not None else float(getattr(reranker, "rerank_weight", 1.0))
+
+
+def cut_label(max_length: int, usual: int) -> str:
+    """What a reranker's name adds when its pairs are cut to other than its usual length."""
+    return f" ({max_length}-token pairs)" if max_length != usual else ""
+
+
 def standardise(values: Sequence[float]) -> list[float]:
     """(v - mean) / standard deviation; all 0 when the values do not vary."""
     mean = fmean(values)

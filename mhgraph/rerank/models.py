@@ -30,7 +30,7 @@ import numpy as np
 from mhgraph.embeddings import load_embedder
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
-from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker
+from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 from mhgraph.training.folds import KFold
 from mhgraph.training.precision import fast_bf16
@@ -62,7 +62,7 @@ class CrossEncoderReranker:
             raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
                                f"{' '.join(str(exc).split())[:300]}") from None
         self.bf16 = fast_bf16(str(self.model.device)) if bf16 is None else bf16
-        self.name = f"cross-encoder:{model}" + (f" ({max_length}-token pairs)" if max_length != MAX_PAIR_TOKENS else "")
+        self.name = f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}"
         self.batch_size = batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -100,7 +100,7 @@ class FlagCrossEncoderReranker:
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded with FlagReranker: "
                                f"{' '.join(str(exc).split())[:300]}") from None
-        self.name = f"flag-reranker:{model}" + (f" ({max_length}-token pairs)" if max_length != MAX_PAIR_TOKENS else "")
+        self.name = f"flag-reranker:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}"
         self.max_length, self.batch_size = max_length, batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:

@@ -23,7 +23,7 @@ import numpy as np
 from mhgraph.benchmark import question_key
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
-from mhgraph.rerank.base import MAX_PAIR_TOKENS
+from mhgraph.rerank.base import MAX_PAIR_TOKENS, cut_label
 from mhgraph.training.folds import KFold
 
 FORMAT = "mhgraph-onnx-cross-encoder"
@@ -112,12 +112,12 @@ def export_kfold_onnx(source: Path, out: Path, questions: Sequence[str], **optio
         raise MhgraphError(f"{source / 'folds.json'}: no fold models to export (trained with --only-final)")
     for fold, model in enumerate(models):
         trained_on = {question_key(q) for q in questions if kfold.fold(q) != fold}
-        export_onnx(source / model, out / model, trained_on=trained_on, fold=fold, **options)
+        description = export_onnx(source / model, out / model, trained_on=trained_on, fold=fold, **options)
     kept = {k: v for k, v in record.items() if k not in ("k", "seed", "models", "final")}
     weight = options.get("rerank_weight")
     return kfold.save(out, models, **kept, exported_from=str(source),
                       **({"rerank_weight": weight} if weight is not None else {}),
-                      quantization=json.loads((out / models[0] / DESCRIPTION).read_text(encoding="utf-8"))["quantization"])
+                      quantization=description["quantization"])
 
 
 class OnnxCrossEncoderReranker:
@@ -169,8 +169,7 @@ class OnnxCrossEncoderReranker:
         self.trained_on = frozenset(description.get("trained_on") or ())
         self.trained_corpus = (description.get("training") or {}).get("corpus")   # None: not recorded
         self.name = f"onnx-cross-encoder:{name or self.folder}"
-        if self.max_length != exported_length:
-            self.name += f" ({self.max_length}-token pairs)"
+        self.name += cut_label(self.max_length, exported_length)
         if self.trained_on:
             self.name += f" (in-domain trained on {len(self.trained_on)} questions)"
 

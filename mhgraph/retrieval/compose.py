@@ -32,7 +32,7 @@ from mhgraph.compose.fusion import fuse
 from mhgraph.compose.stages import PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
 from mhgraph.options import MethodOptions, option
-from mhgraph.rerank.base import Reranker, rerank
+from mhgraph.rerank.base import Reranker, fusion_weight, rerank
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
@@ -70,12 +70,13 @@ class ComposedRetriever(Retriever):
 
     @property
     def params(self) -> dict[str, Any]:
+        training = self._reranker_training
         return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
                 "candidate_k": self.candidate_k, "expand_k": self.expand_k, "rerank_k": self.rerank_k,
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
                 **({"reranker": self.reranker.name} if self.reranker else {}),
-                **({"reranker_training": self._reranker_training} if self._reranker_training else {}),
+                **({"reranker_training": training} if training else {}),
                 **({"note": self.note} if self.note else {})}
 
     @property
@@ -221,8 +222,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
-                             rerank_weight=(options.rerank_weight if options.rerank_weight is not None
-                                            else getattr(reranker, "rerank_weight", 1.0)), note=note)
+                             rerank_weight=fusion_weight(reranker, options.rerank_weight), note=note)
 
 
 def _uses_llm(options: ComposeOptions) -> bool:

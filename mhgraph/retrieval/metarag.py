@@ -35,7 +35,7 @@ from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
 from mhgraph.options import MethodOptions, option
-from mhgraph.rerank.base import Reranker, rerank
+from mhgraph.rerank.base import Reranker, fusion_weight, rerank
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
@@ -101,8 +101,7 @@ class MetaRAGRetriever(Retriever):
         self.reranker = reranker
         self.search_kind = search
         self.alpha = alpha
-        # unset: the reranker's own recommended weight (an exported model's description may give one)
-        self.rerank_weight = rerank_weight if rerank_weight is not None else getattr(reranker, "rerank_weight", 1.0)
+        self.rerank_weight = fusion_weight(reranker, rerank_weight)
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
 

@@ -168,7 +168,7 @@ def side_mhgraph(settings: Any, corpus: Path, params: dict[str, Any]) -> dict[st
                         else "written before the next batch is embedded (sequential)"),
         "writer": "mhgraph GraphWriter: UNWIND batches of 32 documents per transaction",
         "schema": f"{schema_summary()}, vector index chunk_embedding (with filter properties on 2026.01+), "
-                  "fulltext index chunk_text",
+                  "a fulltext index per corpus (chunk_text_<corpus>)",
     }
 
 

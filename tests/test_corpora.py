@@ -137,7 +137,7 @@ def test_a_default_name_taken_by_another_file(two_corpora, driver, settings, tmp
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"ingested {flat} (flat) as corpus 'sample-txt'")
     again = run_cli(settings, "ingest", str(flat), "--no-progress")   # the same file: same corpus, idempotent
-    assert again.returncode == 0 and "as corpus 'sample-txt'" in again.stdout and "written 0, unchanged 18" in again.stdout
+    assert again.returncode == 0 and "as corpus 'sample-txt'" in again.stdout and "(added 0, replaced 0, unchanged 18, removed 0;" in again.stdout
 
     third = tmp_path / "elsewhere" / "sample" / "corpus.txt"
     third.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ import pytest
 from neo4j.time import DateTime
 
 from mhgraph.errors import InputError
-from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
+from mhgraph.graph.schema import VECTOR_INDEX, corpus_chunk_label, fulltext_index
 from mhgraph.ingest.corpus import read_corpus
 from mhgraph.ingest.pipeline import ingest_corpus
 from tests.conftest import SAMPLE, cli_env, wipe
@@ -49,8 +49,11 @@ def test_schema_and_indexes_exist(ingested, driver, settings, embedder) -> None:
     assert vector["options"]["indexConfig"]["vector.dimensions"] == embedder.dimensions == 384
     # full-precision vectors unless configured otherwise (the server's own default is BINARY)
     assert vector["options"]["indexConfig"]["vector.quantization.type"] == "NONE"
-    fulltext = indexes[FULLTEXT_INDEX]
+    # the corpus's own fulltext index, over its own Chunk label (BM25 statistics per corpus)
+    fulltext = indexes[fulltext_index(ingested.corpus)]
     assert fulltext["type"] == "FULLTEXT" and fulltext["properties"] == ["text"] and fulltext["state"] == "ONLINE"
+    assert fulltext["labelsOrTypes"] == [corpus_chunk_label(ingested.corpus)] == ["Chunk_sample"]
+    assert "chunk_text" not in indexes
     ranges = {(tuple(r["labelsOrTypes"]), tuple(r["properties"])) for r in indexes.values() if r["type"] == "RANGE"}
     assert {(("Chunk",), ("source",)), (("Chunk",), ("published_at",))} <= ranges
 
@@ -273,7 +276,7 @@ def test_overlapped_ingest_writes_while_the_next_batch_embeds(empty_graph, setti
         writes.append(k)
         if k + 1 < len(started):
             assert started[k + 1].wait(timeout=60), f"batch {k + 1} was not being embedded while batch {k} was written"
-        write(self, batch)
+        return write(self, batch)
 
     monkeypatch.setattr(GraphWriter, "write", write_after_next_embedding_starts)
     summary = ingest_corpus(CORPUS, settings, empty_graph, embedder=watching, batch_size=5, overlap=True,

@@ -81,7 +81,7 @@ def test_empty_passages_are_skipped_and_counted(empty_graph, settings, tmp_path:
                     "Title: Also full\nPassage: More words.\n")
     result = run_cli(settings, "ingest", str(path), "--no-progress")
     assert result.returncode == 0, result.stderr
-    assert "documents 2 (written 2, unchanged 0, empty skipped 1)" in result.stdout
+    assert "documents 2 keyed by auto (added 2, replaced 0, unchanged 0, removed 0; empty skipped 1)" in result.stdout
     titles = empty_graph.execute_query("MATCH (d:Document) RETURN d.title AS t ORDER BY t",
                                        database_=settings.neo4j_database).records
     assert [r["t"] for r in titles] == ["Also full", "Full"]
@@ -110,12 +110,16 @@ def test_retrieval_before_ingest_says_what_to_do(empty_graph, settings, embedder
         assert result.stderr.strip().splitlines() == ["error: the graph holds no corpus: run 'mhgraph ingest' first"]
     # a corpus whose index was dropped: the index is named
     ingest_corpus(SAMPLE / "corpus.json", settings, empty_graph, embedder=embedder, progress=False)
-    for method, index in (("vector", "chunk_embedding"), ("bm25", "chunk_text")):
+    expected = {
+        "chunk_embedding": "error: the graph has no index 'chunk_embedding': run 'mhgraph ingest' first",
+        "chunk_text_sample": "error: the graph has no fulltext index 'chunk_text_sample' for corpus 'sample' (made "
+                             "by ingest since corpora have their own): ingest any file again, unchanged documents "
+                             "are skipped"}
+    for method, index in (("vector", "chunk_embedding"), ("bm25", "chunk_text_sample")):
         empty_graph.execute_query("DROP INDEX $name", name=index, database_=settings.neo4j_database)
         result = run_cli(settings, "query", "anything", "--method", method)
         assert result.returncode == 1
-        assert result.stderr.strip().splitlines() == [
-            f"error: the graph has no index '{index}': run 'mhgraph ingest' first"]
+        assert result.stderr.strip().splitlines() == [expected[index]]
 
 
 def test_query_with_another_embedding_model_is_refused(empty_graph, settings) -> None:

@@ -105,7 +105,7 @@ def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, setting
     q = np.asarray(embedder.embed_query(question))
     cosine = sorted(((cid, (1 + float(q @ np.asarray(r["e"]))) / 2) for cid, r in admitted.items()),
                     key=lambda x: -x[1])[:8]
-    hits, _, _ = graph.execute_query("CALL db.index.fulltext.queryNodes('chunk_text', $q) YIELD node, score "
+    hits, _, _ = graph.execute_query("CALL db.index.fulltext.queryNodes('chunk_text_sample', $q) YIELD node, score "
                                      "RETURN node.id AS id, score", q=lucene_query(question))
     bm25 = [(h["id"], h["score"]) for h in hits if h["id"] in admitted][:8]
     fused: dict[str, float] = {}

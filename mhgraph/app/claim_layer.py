@@ -42,7 +42,7 @@ class NameMerge:
 
 def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
                       merge_threshold: float | None = DEFAULT_THRESHOLD, cache: bool = True,
-                      progress: bool = True) -> ClaimLayerBuild:
+                      progress: bool = True, only_new: bool = False) -> ClaimLayerBuild:
     """Claims of every chunk of settings.corpus (or the graph's only corpus) not yet done, with the
     configured language model or the offline extractor (spaCy), then near-duplicate names merged
     (merge_threshold None: by name key only)."""
@@ -52,8 +52,17 @@ def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | 
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(graph, settings)
         summary = build_claims(driver, graph.database, graph.corpus, extractor, embedder, batch_size=batch_size,
-                               limit=limit, merge_threshold=merge_threshold, progress=progress)
+                               limit=limit, merge_threshold=merge_threshold, progress=progress, only_new=only_new)
     return ClaimLayerBuild(summary, llm)
+
+
+def claims_pending(settings: Settings) -> bool:
+    """Whether settings.corpus has a claim layer with chunks that have no claims yet (new versions
+    an ingest wrote, or a build that stopped): an ingest then extracts theirs."""
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        counts = claims_summary(driver, graph.database, graph.corpus)
+    return 0 < counts["chunks_done"] < counts["chunks"]
 
 
 def merge_names(settings: Settings, threshold: float = DEFAULT_THRESHOLD) -> NameMerge:

@@ -120,14 +120,16 @@ def _write_batch(tx: neo4j.ManagedTransaction, corpus: str, extractor: str, chun
 
 def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extractor: ClaimExtractor,
                  embedder: TextEmbedder, *, batch_size: int = 32, limit: int | None = None,
-                 merge_threshold: float | None = DEFAULT_THRESHOLD, progress: bool = True) -> ClaimsSummary:
+                 merge_threshold: float | None = DEFAULT_THRESHOLD, progress: bool = True,
+                 only_new: bool = False) -> ClaimsSummary:
     """Extract, embed and store the claims of every chunk of `corpus` not yet done by `extractor`
-    (at most `limit` chunks this run), then merge near-duplicate names (None: no merging)."""
+    (only_new: of the chunks with no claims at all; at most `limit` chunks this run), then merge
+    near-duplicate names (None: no merging)."""
     started = time.perf_counter()
     ensure_claim_schema(driver, database, embedder.dimensions)
     merged = {label: alias_map(driver, database, corpus, label) for label in NAME_LABELS}
     records, _, _ = driver.execute_query(cypher.load("claims/pending_chunks"), corpus=corpus,
-                                         extractor=extractor.label, database_=database)
+                                         extractor=extractor.label, only_new=only_new, database_=database)
     pending: Sequence[neo4j.Record] = records[:limit] if limit is not None else records
     timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
     with tqdm(total=len(pending), desc=f"claims ({extractor.label})", unit="chunk", disable=not progress) as bar:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mhgraph.app.claim_layer import build_claim_layer
+from mhgraph.app.claim_layer import build_claim_layer, claims_pending
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
@@ -34,6 +34,9 @@ from mhgraph.server import LocalNeo4j
 @click.option("--embed-header", type=click.Choice(EMBED_HEADERS),
               help="Document metadata embedded above each chunk's text, as MultiHop-RAG's LlamaIndex pipeline did "
                    "(default none; the stored text stays the chunk's own; changing it re-embeds).")
+@click.option("--key", "document_key",
+              help="What identifies a document in its corpus: auto (its url, else its title; default), url, title, "
+                   "or a field name. A re-ingested document with the same key and new content replaces the old.")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Documents embedded and written per batch (one write transaction each).")
 @click.option("--corpus", help="Name to store the articles under (default: the file's stem; the folder's "
@@ -61,9 +64,11 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
         summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, overlap=overlap_writes,
                                 progress=not no_progress)
     click.echo("\n".join(summary.lines()))
-    if with_claims:
-        built = build_claim_layer(dataclasses.replace(settings, corpus=summary.corpus), cache=not no_cache,
-                                  progress=not no_progress)
+    settings = dataclasses.replace(settings, corpus=summary.corpus)
+    # A corpus with a claim layer keeps it whole: the new versions' chunks get their claims now.
+    refresh = not with_claims and claims_pending(settings)
+    if with_claims or refresh:
+        built = build_claim_layer(settings, cache=not no_cache, progress=not no_progress, only_new=refresh)
         click.echo("\n".join(built.lines()))
 
 

@@ -37,7 +37,8 @@ def list_cmd(ctx: click.Context) -> None:
         click.echo("no runs in the graph (run 'mhgraph eval --method METHOD')")
     for r in runs:
         click.echo(f"{r['id']:40} {r['method']:10} {r['corpus'] or '-':16} {r['questions']:5} questions  "
-                   f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}")
+                   f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}"
+                   + (f"  STALE: {len(r['stale_keys'])} documents changed since" if r["stale"] else ""))
 
 
 @runs_group.command("show")
@@ -65,16 +66,34 @@ def show_cmd(ctx: click.Context, run: str, runs_dir: Path) -> None:
 @runs_group.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @_runs_dir_option
-def compare_cmd(runs: tuple[str, ...], runs_dir: Path) -> None:
+@click.pass_context
+def compare_cmd(ctx: click.Context, runs: tuple[str, ...], runs_dir: Path) -> None:
     """RUNS (ids or run folders) in one table and one plot, written to the runs folder."""
     from mhgraph.eval.report import compare
     from mhgraph.eval.runner import load_summary
 
     out = runs_dir / f"compare-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-    markdown, plots = compare([load_summary(r, runs_dir) for r in runs], out)
+    summaries = [load_summary(r, runs_dir) for r in runs]
+    markdown, plots = compare(summaries, out)
+    markdown += stale_note(ctx, [s.get("run_id", "") for s in summaries])
     (out / "compare.md").write_text(markdown, encoding="utf-8")
     click.echo(markdown)
     click.echo(f"written: {out / 'compare.md'}, {', '.join(map(str, plots))}")
+
+
+def stale_note(ctx: click.Context, run_ids: list[str]) -> str:
+    """Lines naming the compared runs the graph marks stale (documents they retrieved were replaced
+    or deleted since); nothing when the graph cannot be reached (a report folder alone is compared)."""
+    try:
+        settings = settings_from(ctx)
+        with connect(settings) as driver:
+            stale = traces.stale_runs(driver, settings.neo4j_database, [r for r in run_ids if r])
+    except Exception:   # comparing report folders needs no server
+        return ""
+    lines = [f"- **stale**: run {run} retrieved documents replaced or deleted since "
+             f"({len(keys)}: {', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}); its figures are of the "
+             "corpus as it was" for run, keys in stale.items()]
+    return "\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 @runs_group.command("delete")

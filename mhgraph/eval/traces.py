@@ -41,7 +41,16 @@ def ensure_schema(driver: neo4j.Driver, database: str | None) -> None:
 
 def delete_run(driver: neo4j.Driver, database: str | None, run_id: str) -> bool:
     records, _, _ = driver.execute_query(cypher.load("eval/delete_run"), run=run_id, database_=database)
+    # chunks and claims of changed documents that only this run's traces kept
+    driver.execute_query(cypher.load("eval/delete_retired"), database_=database)
     return bool(records) and records[0]["deleted"] > 0
+
+
+def stale_runs(driver: neo4j.Driver, database: str | None, run_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Of runs `run_ids`, those marked stale: id -> the keys of the documents changed since."""
+    records, _, _ = driver.execute_query(cypher.load("eval/stale_runs"), ids=list(run_ids), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
+    return {r["id"]: r["keys"] for r in records}
 
 
 def run_summary(driver: neo4j.Driver, database: str | None, run_id: str) -> str | None:

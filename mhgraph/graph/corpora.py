@@ -15,6 +15,7 @@ from neo4j import Driver
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.schema import drop_corpus_fulltext
 
 UNNAMED = "(unnamed)"   # how Documents stored before corpora had names are shown
 
@@ -70,7 +71,10 @@ def delete_corpus(driver: Driver, database: str | None, name: str | None) -> lis
     runs = [r["id"] for r in records]
     for run in runs:  # before the chunks, so its Questions go too
         driver.execute_query(cypher.load("eval/delete_run"), run=run, database_=database)
+    driver.execute_query(cypher.load("eval/delete_retired"), database_=database)
     with driver.session(database=database) as session:  # IN TRANSACTIONS needs auto-commit transactions
         for statement in cypher.load_statements("corpora/delete"):
             session.run(statement, key=name or "").consume()
+    if name is not None:
+        drop_corpus_fulltext(driver, database, name)
     return runs

@@ -3,18 +3,64 @@
 from __future__ import annotations
 
 from neo4j import Driver
-from neo4j_graphrag.indexes import create_fulltext_index, create_vector_index
+from neo4j_graphrag.indexes import create_vector_index
 
 from mhgraph import cypher
-from mhgraph.config import VECTOR_QUANTIZATIONS
+from mhgraph.config import VECTOR_QUANTIZATIONS, check_corpus_name
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import Capabilities
 
 VECTOR_INDEX = "chunk_embedding"
-FULLTEXT_INDEX = "chunk_text"
+# One fulltext index per corpus, over the corpus's own Chunk label: BM25's term statistics are the
+# corpus's alone. LEGACY_FULLTEXT_INDEX covered every corpus's chunks (mhgraph before 0.x); the
+# first ingest that finds it gives every corpus its own index, then drops it.
+FULLTEXT_PREFIX = "chunk_text_"
+CHUNK_LABEL_PREFIX = "Chunk_"
+LEGACY_FULLTEXT_INDEX = "chunk_text"
 # What the vector index holds where the server has filter properties: the embedding, then the
 # properties retrieval filters on inside the index (vector_index_filtered.cypher).
 VECTOR_INDEX_PROPERTIES = ["embedding", "source", "published_at", "corpus"]
+
+
+def corpus_chunk_label(corpus: str) -> str:
+    """The label every Chunk of `corpus` carries besides Chunk (a validated corpus name: safe to quote)."""
+    return CHUNK_LABEL_PREFIX + check_corpus_name(corpus)
+
+
+def fulltext_index(corpus: str) -> str:
+    """The name of `corpus`'s fulltext index."""
+    return FULLTEXT_PREFIX + check_corpus_name(corpus)
+
+
+def ensure_corpus_fulltext(driver: Driver, database: str | None, corpus: str) -> None:
+    """`corpus`'s fulltext index, its chunks labelled for it (chunks of a graph from before per-corpus
+    indexes get the label here)."""
+    label = corpus_chunk_label(corpus)
+    with driver.session(database=database) as session:  # IN TRANSACTIONS needs an auto-commit transaction
+        session.run(cypher.load("schema/label_corpus_chunks"), corpus=corpus, label=label).consume()
+    # the label is a validated corpus name behind a fixed prefix; backticks quote its '-' and '.'
+    statement = cypher.load("schema/corpus_fulltext").replace("{label}", f"`{label}`")
+    driver.execute_query(statement, name=fulltext_index(corpus), database_=database)
+
+
+def ensure_fulltext_indexes(driver: Driver, database: str | None, corpus: str) -> None:
+    """The fulltext index of `corpus`, and of every other corpus when the graph still has the one
+    shared index of older versions (then dropped); waits until they are online."""
+    records, _, _ = driver.execute_query(cypher.load("schema/fulltext_indexes"), database_=database)
+    existing = {r["name"] for r in records}
+    names = [corpus]
+    if LEGACY_FULLTEXT_INDEX in existing:
+        names += driver.execute_query(cypher.load("corpora/all_names"), database_=database).records[0]["names"]
+    for name in dict.fromkeys(names):
+        if fulltext_index(name) not in existing or name == corpus:
+            ensure_corpus_fulltext(driver, database, name)
+    if LEGACY_FULLTEXT_INDEX in existing:
+        driver.execute_query(cypher.load("schema/drop_index"), name=LEGACY_FULLTEXT_INDEX, database_=database)
+    driver.execute_query(cypher.load("schema/await_indexes"), database_=database)
+
+
+def drop_corpus_fulltext(driver: Driver, database: str | None, corpus: str) -> None:
+    driver.execute_query(cypher.load("schema/drop_index"), name=fulltext_index(corpus), database_=database)
 
 
 def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
@@ -25,6 +71,10 @@ def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
 def require_index(driver: Driver, database: str | None, name: str) -> None:
     """Retrieval needs the index ingest creates: say so in one line if it is missing."""
     if index_info(driver, database, name) is None:
+        if name.startswith(FULLTEXT_PREFIX):
+            raise MhgraphError(f"the graph has no fulltext index '{name}' for corpus '{name[len(FULLTEXT_PREFIX):]}' "
+                               "(made by ingest since corpora have their own): ingest any file again, unchanged "
+                               "documents are skipped")
         raise MhgraphError(f"the graph has no index '{name}': run 'mhgraph ingest' first")
 
 
@@ -97,10 +147,9 @@ def ensure_vector_index(driver: Driver, database: str | None, dimensions: int, c
 
 def ensure_schema(driver: Driver, database: str | None, dimensions: int, caps: Capabilities,
                   quantization: str) -> None:
-    """Idempotent: constraints, range indexes, the Chunk vector and fulltext indexes; waits until online."""
+    """Idempotent: constraints, range indexes, the Chunk vector index; waits until online. (Each
+    corpus's fulltext index: ensure_fulltext_indexes.)"""
     for statement in cypher.load_statements("schema/constraints"):
         driver.execute_query(statement, database_=database)
     ensure_vector_index(driver, database, dimensions, caps, quantization)
-    # Lucene's BM25 over chunk text: the bm25 baseline and IR-CoT query it.
-    create_fulltext_index(driver, FULLTEXT_INDEX, label="Chunk", node_properties=["text"], neo4j_database=database)
     driver.execute_query(cypher.load("schema/await_indexes"), database_=database)

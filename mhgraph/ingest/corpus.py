@@ -15,12 +15,15 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterator, Literal
 
+from mhgraph.config import KEY_RULES, check_key_rule
 from mhgraph.errors import InputError
 from mhgraph.ingest.textfile import TextWindow
 
 Format = Literal["json", "flat"]
 SEPARATOR = "<endofpassage>"
 METADATA_FIELDS = ("author", "source", "category", "url")
+# A document's key (config.KEY_RULES) may name any of these, or any field of a JSON record.
+ARTICLE_FIELDS = ("title", *METADATA_FIELDS, "published_at")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Article:
     category: str | None = None
     url: str | None = None
     published_at: datetime | None = None
+    key_value: str | None = None   # the value of a JSON field named by --key that is no article field
 
     @property
     def id(self) -> str:
@@ -40,6 +44,16 @@ class Article:
         key = [self.title, self.body, self.source, self.url,
                self.published_at.isoformat() if self.published_at else None]
         return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
+def article_key(article: Article, rule: str) -> str | None:
+    """The article's key under `rule` (None when the article lacks the field)."""
+    if rule == "auto":
+        return article.url or article.title
+    if rule in ARTICLE_FIELDS:
+        value = getattr(article, rule)
+        return value.isoformat() if isinstance(value, datetime) else value
+    return article.key_value
 
 
 @dataclass
@@ -70,32 +84,51 @@ class CorpusFile:
 
     path: Path
     format: Format
+    key: str = "auto"       # the document key rule (KEY_RULES or a field name)
 
     def entries(self) -> Iterator[Article | None]:
         """Each entry in file order; None for one with an empty body."""
-        return _json_articles(self.path) if self.format == "json" else _flat_articles(self.path)
+        return _json_articles(self.path, self.key) if self.format == "json" else _flat_articles(self.path)
 
     def articles(self) -> Iterator[Article]:
         return (article for article in self.entries() if article is not None)
 
     def check(self) -> tuple[int, int]:
-        """Validate every entry (raising InputError at the first bad one): (articles, empty entries)."""
+        """Validate every entry (raising InputError at the first bad one): (articles, empty entries).
+        Every article must have a key, and two different articles may not share one."""
+        if self.format == "flat" and self.key not in ("auto", "title"):
+            raise InputError(self.path, "", f"a flat corpus has titles only: its document key is the title, "
+                             f"not {self.key!r} (--key title or auto)")
         articles = empty = 0
+        seen: dict[str, tuple[int, str]] = {}   # key -> (line, version): one short entry per article
         for article in self.entries():
-            articles += article is not None
-            empty += article is None
+            if article is None:
+                empty += 1
+                continue
+            articles += 1
+            key = article_key(article, self.key)
+            if not key:
+                raise InputError(self.path, f"{article.line}", f"article '{article.title[:60]}' has no {self.key} "
+                                 "to key it by (--key; auto falls back to the title)")
+            first = seen.setdefault(key, (article.line, article.id))
+            if first[1] != article.id:
+                raise InputError(self.path, f"{article.line}", f"article '{article.title[:60]}' has the same "
+                                 f"{self.key} key as the article at line {first[0]}, with other content: choose "
+                                 "a key that tells them apart (--key title, url or a field)")
         return articles, empty
 
 
-def open_corpus(path: Path | str, fmt: Format | None = None) -> CorpusFile:
-    """The corpus file at `path`, its format detected unless given (a .json name or a leading '[')."""
+def open_corpus(path: Path | str, fmt: Format | None = None, key: str = "auto") -> CorpusFile:
+    """The corpus file at `path`, its format detected unless given (a .json name or a leading '['),
+    its documents keyed by `key`."""
     path = Path(path)
     with TextWindow(path) as window:  # raises InputError for a file that cannot be read
         window.skip_whitespace()
         first = window.peek()
         if not first:   # rather than "expected a JSON list" or "no articles to ingest"
             raise InputError(path, "", "the file is empty" + (" (whitespace only)" if window.pos else ""))
-    return CorpusFile(path, fmt or ("json" if path.suffix.lower() == ".json" or first == "[" else "flat"))
+    return CorpusFile(path, fmt or ("json" if path.suffix.lower() == ".json" or first == "[" else "flat"),
+                      check_key_rule(key))
 
 
 def read_corpus(path: Path | str, fmt: Format | None = None) -> Corpus:
@@ -213,7 +246,8 @@ def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object,
         return value, end
 
 
-def _json_articles(path: Path) -> Iterator[Article | None]:
+def _json_articles(path: Path, key: str = "auto") -> Iterator[Article | None]:
+    own_key = key not in KEY_RULES and key not in ARTICLE_FIELDS   # a field of the record only
     for record, line, value in json_records(path):
         where = f"{line} (record {record})"
         if not isinstance(value, dict):
@@ -234,10 +268,17 @@ def _json_articles(path: Path) -> Iterator[Article | None]:
                 published = parse_datetime(fields["published_at"])
             except ValueError:
                 raise InputError(path, where, f"field 'published_at': bad date {fields['published_at']!r} (use ISO 8601)") from None
+        key_value = None
+        if own_key:
+            raw = value.get(key)
+            if isinstance(raw, bool) or not isinstance(raw, (str, int)) or not str(raw).strip():
+                raise InputError(path, where, f"field '{key}' (the document key, --key) must be a non-empty string "
+                                 f"or integer, got {json.dumps(raw)[:40]}")
+            key_value = str(raw).strip()
         if not fields["body"]:
             yield None
             continue
         yield Article(
-            title=fields["title"], body=fields["body"], line=line, published_at=published,
+            title=fields["title"], body=fields["body"], line=line, published_at=published, key_value=key_value,
             **{k: fields[k] or None for k in METADATA_FIELDS},
         )

@@ -20,9 +20,10 @@ from mhgraph.config import Settings
 from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.capabilities import detect
-from mhgraph.graph.schema import ensure_schema
+from mhgraph.graph.documents import Removal, documents_of_file
+from mhgraph.graph.schema import ensure_fulltext_indexes, ensure_schema
 from mhgraph.ingest.chunking import TokenChunker
-from mhgraph.ingest.corpus import Article, Format, open_corpus
+from mhgraph.ingest.corpus import Article, Format, article_key, open_corpus
 from mhgraph.ingest.header import text_to_embed
 from mhgraph.ingest.memory import release_free_memory
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument
@@ -37,7 +38,7 @@ class IngestSummary:
     chunks: int             # chunks of those articles
     sources: int            # distinct sources among them
     skipped_empty: int      # empty passages / bodies, skipped
-    written: int            # documents written now
+    written: int            # documents written now (added or replacing a stored version)
     written_chunks: int     # their chunks (embedded and written now)
     unchanged: int          # documents already stored identically, left as they were
     seconds: float          # parse, chunk, embed and write (model loading apart)
@@ -47,6 +48,14 @@ class IngestSummary:
     model: str              # the embedding model's name, as stored on the documents
     embed_header: str       # the metadata embedded above each chunk (none | title | title+source+date)
     graph: dict[str, int]   # totals in the database afterwards
+    document_key: str = "auto"  # what documents are known by in the corpus
+    replaced: int = 0       # of `written`: documents whose key was stored with other content
+    removed: int = 0        # documents of this file ingested before and no longer in it
+    removal: Removal = field(default_factory=Removal)  # what the replaced and removed versions took away
+
+    @property
+    def added(self) -> int:
+        return self.written - self.replaced
 
     @property
     def chunks_per_second(self) -> float:
@@ -56,8 +65,15 @@ class IngestSummary:
     def lines(self) -> list[str]:
         return [
             f"ingested {self.path} ({self.format}) as corpus '{self.corpus}'",
-            f"  documents {self.documents} (written {self.written}, unchanged {self.unchanged}, "
-            f"empty skipped {self.skipped_empty})",
+            f"  documents {self.documents} keyed by {self.document_key} (added {self.added}, replaced "
+            f"{self.replaced}, unchanged {self.unchanged}, removed {self.removed}; empty skipped {self.skipped_empty})",
+            *([f"  removed   old versions' {self.removal.chunks} chunks, {self.removal.claims} claims, "
+               f"{self.removal.unused} names and sources nothing else used"
+               + (f" ({self.removal.retired} nodes kept as Retired for evaluation traces)" if self.removal.retired
+                  else "")] if self.removal.documents else []),
+            *([f"  stale     {len(self.removal.stale_runs)} evaluation runs retrieved a changed document: "
+               f"marked stale ({', '.join(sorted(self.removal.stale_runs)[:3])}"
+               f"{', ...' if len(self.removal.stale_runs) > 3 else ''})"] if self.removal.stale_runs else []),
             f"  chunks    {self.chunks}",
             f"  sources   {self.sources}",
             f"  time      {self.seconds:.1f} s "
@@ -107,7 +123,8 @@ def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) ->
 
 
 def document_id(corpus: str, article: Article) -> str:
-    """Stable per corpus: the same article in two corpora is two Documents, each deleted with its corpus."""
+    """One per corpus and version (content hash): the same article in two corpora is two Documents,
+    each deleted with its corpus; a new version of an article is a new Document that replaces the old."""
     return hashlib.sha256(f"{corpus}\x1f{article.id}".encode()).hexdigest()[:32]
 
 
@@ -132,13 +149,15 @@ class Tally:
     written: int = 0
     written_chunks: int = 0
     sources: set[str] = field(default_factory=set)
-    # the ids seen (about 100 bytes each, the only thing kept per article): the same article twice
-    # in one file is stored once
+    replaced: int = 0
+    # the ids and keys seen (about 100 bytes each, the only things kept per article): the same
+    # article twice in one file is stored once; documents of the file whose keys were not seen are removed
     seen: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
 
 
 def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model: str,
-            tally: Tally, embed_header: str = "none") -> list[PreparedDocument]:
+            tally: Tally, embed_header: str = "none", key_rule: str = "auto") -> list[PreparedDocument]:
     """Chunked documents of corpus `name`, counted in `tally`."""
     prepared = []
     for article in articles:
@@ -146,12 +165,15 @@ def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model
         if doc_id in tally.seen:
             continue
         tally.seen.add(doc_id)
+        key = article_key(article, key_rule)
+        assert key, "CorpusFile.check() refuses an article without a key"
+        tally.keys.add(key)
         spans = chunker.split(article.body)
         if not spans:
             tally.tokenless += 1
             continue
         ids = [chunk_id(doc_id, s.start_char, s.end_char) for s in spans]
-        prepared.append(PreparedDocument(doc_id, article, spans, ids,
+        prepared.append(PreparedDocument(doc_id, key, article, spans, ids,
                                          fingerprint(doc_id, model, ids, embed_header)))
         tally.documents += 1
         tally.chunks += len(spans)
@@ -178,7 +200,7 @@ def ingest_corpus(
     progress: bool = True,
 ) -> IngestSummary:
     started = time.perf_counter()
-    corpus = open_corpus(path, fmt)
+    corpus = open_corpus(path, fmt, settings.document_key)
     # A first pass validates the whole file, holding none of it: bad input raises InputError
     # before anything is written. The second pass below reads it again, one batch at a time.
     articles, empty = corpus.check()
@@ -196,34 +218,49 @@ def ingest_corpus(
 
     database = settings.neo4j_database
     ensure_schema(driver, database, embedder.dimensions, detect(driver, database), settings.vector_quantization)
+    file = str(Path(path).resolve())
     writer = GraphWriter(driver, database, name, embedder.model_name, settings.chunk_size, settings.chunk_overlap,
-                         settings.embed_header)
-    writer.open_corpus(str(Path(path).resolve()))
+                         settings.embed_header, file)
+    writer.open_corpus(settings.document_key)
+    ensure_fulltext_indexes(driver, database, name)
 
     # Parse, chunk, embed and write one batch of articles at a time: memory holds one batch's text
-    # and vectors however large the corpus, and an ingest killed at any point loses at most that
-    # batch (each batch is written in one transaction, and the fingerprints skip what is already
-    # stored). overlap=True writes a batch in a second thread while the next is embedded (two
+    # and vectors however large the corpus. Each document is written in its own transaction, which
+    # also removes the version it replaces, so an ingest killed at any point leaves every document
+    # old or new, and a re-run skips what is stored (by key and fingerprint). overlap=True writes a batch in a second thread while the next is embedded (two
     # batches in memory, two lost to a kill): no gain with a local server on 2 cores, whose write
     # work competes with the model for the same cores (bench/results/ingest.json); it can hide a
     # remote server's latency.
     tally = Tally()
+    removal = Removal()
     timings = {"embed": 0.0, "write": 0.0}
 
-    def write(batch: list[PreparedDocument], articles_read: int) -> int:
+    def write(batch: list[PreparedDocument], unchanged: list[PreparedDocument], articles_read: int) -> int:
+        t0 = time.perf_counter()
         if batch:
-            t0 = time.perf_counter()
-            writer.write(batch)
-            timings["write"] += time.perf_counter() - t0
+            removal.add(writer.write(batch))
+        writer.touch(unchanged)
+        timings["write"] += time.perf_counter() - t0
         return articles_read
 
     with tqdm(total=articles, desc="ingest", unit="doc", disable=not progress) as bar, \
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as pool:
         pending: Future[int] | None = None
         for batch in batched(corpus.articles(), batch_size):
-            documents = prepare(batch, name, chunker, embedder.model_name, tally, settings.embed_header)
-            stored = writer.fingerprints(d.id for d in documents)
-            todo = [d for d in documents if stored.get(d.id) != d.fingerprint]
+            documents = prepare(batch, name, chunker, embedder.model_name, tally, settings.embed_header,
+                                corpus.key)
+            stored = writer.stored(d.key for d in documents)
+            todo, unchanged = [], []
+            for d in documents:
+                versions = stored.get(d.key, [])
+                if versions == [(d.id, d.fingerprint)]:
+                    unchanged.append(d)
+                    continue
+                # every stored version of the key goes: an older one, or this one made another way
+                # (another model or chunking), or one half-written by an older mhgraph
+                d.replaces = [doc_id for doc_id, _ in versions]
+                tally.replaced += bool(versions)
+                todo.append(d)
             if todo:
                 t0 = time.perf_counter()
                 vectors = embedder.embed_documents([text_to_embed(d.article, span.text, settings.embed_header)
@@ -237,7 +274,7 @@ def ingest_corpus(
                 tally.written_chunks += offset
             if pending is not None:
                 bar.update(pending.result())  # re-raises a failed write before more is embedded
-            pending = pool.submit(write, todo, len(batch))
+            pending = pool.submit(write, todo, unchanged, len(batch))
             if not overlap:
                 bar.update(pending.result())
                 pending = None
@@ -246,11 +283,17 @@ def ingest_corpus(
         if pending is not None:
             bar.update(pending.result())
 
+    # documents this file held at an earlier ingest and holds no more
+    gone = documents_of_file(driver, database, name, file, keep=sorted(tally.keys))
+    t0 = time.perf_counter()
+    removal.add(writer.remove(gone))
+    timings["write"] += time.perf_counter() - t0
     return IngestSummary(
         path=str(path), format=corpus.format, corpus=name, documents=tally.documents, chunks=tally.chunks,
         sources=len(tally.sources), skipped_empty=empty + tally.tokenless, written=tally.written,
         written_chunks=tally.written_chunks, unchanged=tally.documents - tally.written,
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
         embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name,
-        embed_header=settings.embed_header, graph=writer.counts(),
+        embed_header=settings.embed_header, graph=writer.counts(), document_key=corpus.key, replaced=tally.replaced,
+        removed=len(gone), removal=removal,
     )

@@ -1,13 +1,16 @@
-"""Batched, idempotent writes of Documents and Chunks (UNWIND, one transaction per batch)."""
+"""Idempotent writes of Documents and Chunks, one transaction per document; a new version replaces the old."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from neo4j import Driver, ManagedTransaction
 
 from mhgraph import cypher
+from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import Removal, delete_documents, next_revision, remove_documents
+from mhgraph.graph.schema import corpus_chunk_label
 from mhgraph.ingest.chunking import ChunkSpan
 from mhgraph.ingest.corpus import Article
 
@@ -17,66 +20,101 @@ class PreparedDocument:
     """An article of a corpus with its chunks (and, once embedded, their vectors) ready to write."""
 
     id: str                 # document_id(corpus, article)
+    key: str                # what the document is known by in its corpus (config.KEY_RULES)
     article: Article
     chunks: list[ChunkSpan]
     chunk_ids: list[str]
     fingerprint: str
     embeddings: Sequence[Sequence[float]] | None = None
+    replaces: list[str] = field(default_factory=list)   # ids of the stored versions it replaces
+
+    @property
+    def version(self) -> str:
+        """The content hash."""
+        return self.article.id
 
 
 class GraphWriter:
-    """Writes the documents of one corpus."""
+    """Writes the documents of one corpus, one transaction per document: a new version replaces the
+    stored one (chunks, claims, names and sources only it used) in the same transaction, so a crash
+    leaves the old version or the new one, never parts of both."""
 
     def __init__(self, driver: Driver, database: str | None, corpus: str, embedding_model: str, chunk_size: int,
-                 chunk_overlap: int, embed_header: str = "none") -> None:
+                 chunk_overlap: int, embed_header: str = "none", file: str = "") -> None:
         self.driver = driver
         self.database = database
         self.corpus = corpus
+        self.file = file
+        self.label = corpus_chunk_label(corpus)
         self.chunking = {"embedding_model": embedding_model, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap,
                          "embed_header": embed_header}
 
-    def open_corpus(self, file: str) -> None:
-        """Create the Corpus node (or record one more file ingested into it)."""
-        self.driver.execute_query(cypher.load("ingest/merge_corpus"), name=self.corpus, file=file,
-                                  chunk_size=self.chunking["chunk_size"],
-                                  chunk_overlap=self.chunking["chunk_overlap"], database_=self.database)
-
-    def fingerprints(self, ids: Iterable[str]) -> dict[str, str | None]:
+    def open_corpus(self, key_rule: str) -> None:
+        """Create the Corpus node (or record one more file ingested into it), and give documents
+        stored before documents had keys theirs. A corpus keeps the key rule it was made with."""
         records, _, _ = self.driver.execute_query(
-            cypher.load("ingest/document_fingerprints"), ids=list(ids), database_=self.database
-        )
-        return {r["id"]: r["fingerprint"] for r in records}
+            cypher.load("ingest/merge_corpus"), name=self.corpus, file=self.file, document_key=key_rule,
+            chunk_size=self.chunking["chunk_size"], chunk_overlap=self.chunking["chunk_overlap"],
+            database_=self.database)
+        if (stored := records[0]["document_key"]) != key_rule:
+            raise MhgraphError(f"corpus '{self.corpus}' keys its documents by {stored}, not {key_rule}: pass --key "
+                               f"{stored} (or delete the corpus and ingest it again to key it otherwise)")
+        field = "url" if key_rule == "auto" else key_rule
+        keyed = self.driver.execute_query(cypher.load("documents/set_keys"), corpus=self.corpus, field=field,
+                                          fallback=key_rule == "auto", database_=self.database).records[0]
+        if keyed["unkeyed"]:
+            raise MhgraphError(f"{keyed['unkeyed']} documents of corpus '{self.corpus}' were stored before documents "
+                               f"had keys and have no {field} to key them by: delete the corpus and ingest it again")
+
+    def stored(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str | None]]]:
+        """key -> [(id, fingerprint)] of the stored documents with those keys."""
+        records, _, _ = self.driver.execute_query(cypher.load("documents/by_keys"), corpus=self.corpus,
+                                                  keys=list(keys), database_=self.database)
+        found: dict[str, list[tuple[str, str | None]]] = {}
+        for r in records:
+            found.setdefault(r["key"], []).append((r["id"], r["fingerprint"]))
+        return found
+
+    def touch(self, documents: Sequence[PreparedDocument]) -> None:
+        """Unchanged documents now belong to this file (and get their version if they had none)."""
+        if documents:
+            self.driver.execute_query(cypher.load("ingest/touch_unchanged"), file=self.file,
+                                      documents=[{"id": d.id, "version": d.version} for d in documents],
+                                      database_=self.database)
 
     def counts(self) -> dict[str, int]:
         records, _, _ = self.driver.execute_query(cypher.load("ingest/graph_counts"), corpus=self.corpus,
                                                   database_=self.database)
         return dict(records[0])
 
-    def write(self, batch: Sequence[PreparedDocument]) -> None:
-        """Write a batch atomically: a killed ingest leaves whole documents or none."""
+    def write(self, batch: Sequence[PreparedDocument]) -> Removal:
+        """Write each document in its own transaction, replacing its stored versions
+        (`PreparedDocument.replaces`); returns what the replaced versions took away."""
+        removal = Removal()
         with self.driver.session(database=self.database) as session:
-            session.execute_write(self._write_batch, batch)
+            for doc in batch:
+                removal.add(session.execute_write(self._write_document, doc))
+        return removal
 
-    def _write_batch(self, tx: ManagedTransaction, batch: Sequence[PreparedDocument]) -> None:
-        documents, chunks, links = [], [], []
-        for doc in batch:
-            a = doc.article
-            documents.append({
-                "id": doc.id, "title": a.title, "url": a.url, "author": a.author, "category": a.category,
-                "published_at": a.published_at, "source": a.source, "fingerprint": doc.fingerprint,
-                "chunk_ids": doc.chunk_ids,
-            })
-            assert doc.embeddings is not None and len(doc.embeddings) == len(doc.chunks)
-            for span, chunk_id, vector in zip(doc.chunks, doc.chunk_ids, doc.embeddings):
-                chunks.append({
-                    "id": chunk_id, "document_id": doc.id, "index": span.index, "text": span.text,
-                    "embedding": [float(x) for x in vector], "source": a.source,
-                    "published_at": a.published_at, "token_count": span.token_count,
-                    "start_char": span.start_char, "end_char": span.end_char,
-                })
-            links += [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
-        tx.run(cypher.load("ingest/delete_stale_chunks"), documents=documents).consume()
-        tx.run(cypher.load("ingest/merge_documents"), documents=documents, corpus=self.corpus,
-               **self.chunking).consume()
-        tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks, corpus=self.corpus).consume()
+    def remove(self, documents: Sequence[tuple[str, str]]) -> Removal:
+        """Remove documents ([(id, key)]) this file no longer holds, one transaction each."""
+        return delete_documents(self.driver, self.database, self.corpus, list(documents))
+
+    def _write_document(self, tx: ManagedTransaction, doc: PreparedDocument) -> Removal:
+        a = doc.article
+        removal = remove_documents(tx, doc.replaces)
+        revision = next_revision(tx, self.corpus)
+        document = {"id": doc.id, "key": doc.key, "version": doc.version, "title": a.title, "url": a.url,
+                    "author": a.author, "category": a.category, "published_at": a.published_at, "source": a.source,
+                    "fingerprint": doc.fingerprint}
+        assert doc.embeddings is not None and len(doc.embeddings) == len(doc.chunks)
+        chunks = [{"id": chunk_id, "document_id": doc.id, "index": span.index, "text": span.text,
+                   "embedding": [float(x) for x in vector], "source": a.source, "published_at": a.published_at,
+                   "token_count": span.token_count, "start_char": span.start_char, "end_char": span.end_char}
+                  for span, chunk_id, vector in zip(doc.chunks, doc.chunk_ids, doc.embeddings)]
+        links = [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
+        tx.run(cypher.load("ingest/merge_documents"), documents=[document], corpus=self.corpus, file=self.file,
+               revision=revision, **self.chunking).consume()
+        tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks, corpus=self.corpus, label=self.label).consume()
         tx.run(cypher.load("ingest/link_next_chunks"), links=links).consume()
+        return removal

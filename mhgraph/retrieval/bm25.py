@@ -1,4 +1,4 @@
-"""`bm25`: the plain lexical baseline, top-k chunks of one corpus by Lucene BM25 over the Chunk fulltext index."""
+"""`bm25`: the plain lexical baseline, top-k chunks of one corpus by Lucene BM25 over its own fulltext index."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import neo4j
 
 from mhgraph import cypher
-from mhgraph.graph.schema import FULLTEXT_INDEX
+from mhgraph.graph.schema import fulltext_index
 from mhgraph.options import MethodOptions
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.records import single_hop
@@ -46,7 +46,7 @@ class BM25Retriever(Retriever):
             return query, []
         name, more = ("retrieval/bm25_sources", {"sources": list(sources)}) if sources else ("retrieval/bm25", {})
         records, _, _ = self.driver.execute_query(
-            cypher.load(name), index=FULLTEXT_INDEX, query=query, corpus=self.corpus, top_k=top_k, **more,
+            cypher.load(name), index=fulltext_index(self.corpus), query=query, corpus=self.corpus, top_k=top_k, **more,
             database_=self.database, routing_=neo4j.RoutingControl.READ,
         )
         return query, records
@@ -66,5 +66,5 @@ def build(ctx: BuildContext, options: BM25Options) -> BM25Retriever:
 
 
 METHOD = MethodSpec(
-    name="bm25", description="lexical baseline: top-k chunks by Lucene BM25 over the Chunk fulltext index",
+    name="bm25", description="lexical baseline: top-k chunks by Lucene BM25 over the corpus's fulltext index",
     options=BM25Options, build=build, indexes=("fulltext",))

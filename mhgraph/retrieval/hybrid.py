@@ -21,7 +21,7 @@ from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import Capabilities
-from mhgraph.graph.schema import FULLTEXT_INDEX
+from mhgraph.graph.schema import fulltext_index
 from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
@@ -57,7 +57,7 @@ class HybridRetriever(Retriever):
         started = time.perf_counter()
         text = lucene_query(question)
         records, _, _ = self.driver.execute_query(
-            self.query, embedding=self.embedder.embed_query(question), index=FULLTEXT_INDEX, query=text,
+            self.query, embedding=self.embedder.embed_query(question), index=fulltext_index(self.corpus), query=text,
             corpus=self.corpus, alpha=self.alpha, top_k=top_k, candidates=top_k * self.search_ratio,
             database_=self.database, routing_=neo4j.RoutingControl.READ,
         )

@@ -33,7 +33,7 @@ from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.filters.extractors import EXTRACTORS, FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import Capabilities
-from mhgraph.graph.schema import FULLTEXT_INDEX, VECTOR_INDEX
+from mhgraph.graph.schema import VECTOR_INDEX, fulltext_index
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
@@ -128,7 +128,7 @@ class MetaRAGRetriever(Retriever):
         fallback = extraction.filter.is_empty
         if self.search_kind == "hybrid":   # the filter as the exact form takes it (null: no condition)
             query = cypher.load("retrieval/metarag_hybrid")
-            params = {**filter_query(extraction.filter, "exact")[1], "alpha": self.alpha, "index": FULLTEXT_INDEX,
+            params = {**filter_query(extraction.filter, "exact")[1], "alpha": self.alpha, "index": fulltext_index(self.corpus),
                       "query": lucene_query(question)}
         elif fallback:
             query, params = self.unfiltered, {}

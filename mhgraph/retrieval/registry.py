@@ -25,9 +25,9 @@ from mhgraph.embeddings import TextEmbedder, canonical_model_name, load_embedder
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.context import GraphContext
 from mhgraph.graph.schema import (
-    FULLTEXT_INDEX,
     VECTOR_INDEX,
     corpus_embedding_model,
+    fulltext_index,
     require_index,
 )
 from mhgraph.options import (
@@ -57,8 +57,8 @@ BUILTIN: dict[str, str] = {
 DEFAULT_METHOD = "vector"
 PLUGINS_ENV = "MHGRAPH_PLUGINS"
 ENTRY_POINTS = "mhgraph.methods"
-# the index names a spec may list, and the Neo4j index each means
-INDEXES = {"vector": VECTOR_INDEX, "fulltext": FULLTEXT_INDEX}
+# the index names a spec may list, and the Neo4j index each means for a corpus
+INDEXES: dict[str, Callable[[str], str]] = {"vector": lambda corpus: VECTOR_INDEX, "fulltext": fulltext_index}
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ def check_ready(name: str, graph: GraphContext, options: Any) -> None:
     if spec.requires is not None:
         spec.requires(graph)
     for index in spec.needed_indexes(options):
-        require_index(graph.driver, graph.database, INDEXES.get(index, index))
+        require_index(graph.driver, graph.database, INDEXES[index](graph.corpus) if index in INDEXES else index)
 
 
 def build_retriever(name: str, graph: GraphContext, settings: Settings, options: Any = None, *,

@@ -1,12 +1,18 @@
-// Upsert Documents of corpus $corpus with their Sources. $documents: [{id, title, url, author,
-// category, published_at, source, fingerprint}]; $embedding_model, $chunk_size, $chunk_overlap and
-// $embed_header (the metadata embedded above each chunk's text) say how the document's chunks were
-// made, so retrieval can check it embeds questions with the same model. The fingerprint is written
-// in the same transaction as the chunks, so a Document carrying it is known to be complete.
+// Upsert Documents of corpus $corpus with their Sources. $documents: [{id, key, version, title, url,
+// author, category, published_at, source, fingerprint}]; $file is the file they were read from,
+// $revision the corpus revision this write makes (documents/changes.cypher counts what changed
+// since a revision). $embedding_model, $chunk_size, $chunk_overlap and $embed_header (the metadata
+// embedded above each chunk's text) say how the document's chunks were made, so retrieval can check
+// it embeds questions with the same model. The fingerprint is written in the same transaction as
+// the chunks, so a Document carrying it is known to be complete.
 MATCH (k:Corpus {name: $corpus})
 UNWIND $documents AS d
 MERGE (doc:Document {id: d.id})
 SET doc.corpus = $corpus,
+    doc.key = d.key,
+    doc.version = d.version,
+    doc.file = $file,
+    doc.revision = $revision,
     doc.title = d.title,
     doc.url = d.url,
     doc.author = d.author,

@@ -1,0 +1,102 @@
+"""`mhgraph documents list|show|delete`: one corpus's documents after ingest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mhgraph.cli.root import cli, settings_from
+from mhgraph.errors import MhgraphError
+from mhgraph.graph.connection import connect
+from mhgraph.graph.context import GraphContext
+from mhgraph.graph.documents import (
+    delete_documents,
+    documents_by_key,
+    documents_of_file,
+    list_documents,
+    show_document,
+)
+
+_corpus = click.option("--corpus", help="The corpus (default: the graph's only corpus).")
+
+
+@cli.group("documents")
+def documents_group() -> None:
+    """A corpus's documents, by key (url, else title: ingest's --key): list, show, delete."""
+
+
+@documents_group.command("list")
+@_corpus
+@click.option("--file", "file", type=click.Path(path_type=Path), help="Only the documents last ingested from FILE.")
+@click.pass_context
+def list_cmd(ctx: click.Context, corpus: str | None, file: Path | None) -> None:
+    """Every document of the corpus: key, version, chunks (and how many have claims), title."""
+    settings = settings_from(ctx, corpus=corpus)
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        rows = list_documents(driver, graph.database, graph.corpus, str(file.resolve()) if file else None)
+    click.echo(f"{'key':60} {'version':10} {'chunks':>6} {'claims':>6}  title")
+    for r in rows:
+        click.echo(f"{_cut(r['key'], 60):60} {(r['version'] or '-')[:10]:10} {r['chunks']:6d} "
+                   f"{r['chunks_with_claims']:6d}  {_cut(r['title'] or '', 60)}")
+    click.echo(f"{len(rows)} documents in corpus '{graph.corpus}'")
+
+
+@documents_group.command("show")
+@_corpus
+@click.option("--key", required=True, help="The document's key.")
+@click.pass_context
+def show_cmd(ctx: click.Context, corpus: str | None, key: str) -> None:
+    """One document: its metadata, its chunks in order, the evaluation runs that reached it."""
+    settings = settings_from(ctx, corpus=corpus)
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        shown = show_document(driver, graph.database, graph.corpus, key)
+    doc = shown["document"]
+    for name in ("key", "version", "title", "source", "author", "category", "url", "published_at", "file",
+                 "revision", "embedding_model", "chunk_size", "chunk_overlap"):
+        if doc.get(name) is not None:
+            click.echo(f"{name:15} {doc[name]}")
+    click.echo(f"{'chunks':15} {len(shown['chunks'])}")
+    for c in shown["chunks"]:
+        click.echo(f"  [{c['index']}] {c['tokens']} tokens, chars {c['start']}-{c['end']}, {c['claims']} claims: "
+                   f"{_cut(' '.join(c['text'].split()), 90)}")
+    if shown["runs"]:
+        click.echo(f"{'runs':15} {', '.join(shown['runs'])}")
+
+
+@documents_group.command("delete")
+@_corpus
+@click.option("--key", help="The key of the document to delete.")
+@click.option("--file", "file", type=click.Path(path_type=Path),
+              help="Delete every document last ingested from FILE (the file need not exist any more).")
+@click.pass_context
+def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Path | None) -> None:
+    """Delete a document (--key) or every document of a file (--file), with everything that hangs
+    only from them; evaluation runs that retrieved them are marked stale."""
+    if (key is None) == (file is None):
+        raise click.UsageError("give --key KEY or --file FILE")
+    settings = settings_from(ctx, corpus=corpus)
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        if key is not None:
+            found = documents_by_key(driver, graph.database, graph.corpus, key)
+            what = f"key {key!r}"
+        else:
+            found = documents_of_file(driver, graph.database, graph.corpus, str(file.resolve()))
+            what = f"file {file}"
+        if not found:
+            raise MhgraphError(f"corpus '{graph.corpus}' has no document with {what} (see 'mhgraph documents list "
+                               f"--corpus {graph.corpus}')")
+        removal = delete_documents(driver, graph.database, graph.corpus, found)
+    click.echo(f"deleted {removal.documents} documents of corpus '{graph.corpus}' ({what}): {removal.chunks} chunks, "
+               f"{removal.claims} claims, {removal.unused} names and sources nothing else used"
+               + (f"; {removal.retired} nodes kept as Retired for evaluation traces" if removal.retired else ""))
+    if removal.stale_runs:
+        click.echo(f"marked stale: {len(removal.stale_runs)} evaluation runs that retrieved them "
+                   f"({', '.join(sorted(removal.stale_runs))})")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."

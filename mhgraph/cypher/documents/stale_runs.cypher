@@ -1,0 +1,26 @@
+// Evaluation runs whose traces reach the chunks or claims of the Documents $ids (about to be
+// replaced or deleted) are marked stale: r.stale = true, r.stale_keys gains those documents'
+// keys, r.stale_at = now. A trace edge is any relationship whose type is not in $structure (the
+// lexical graph's and claim layer's own); it belongs to a run by its `run` property, by the run
+// property of the node it comes from (a Step), or else to every run that asked its Question
+// (HAS_GOLD, FROM_CLAIM). The runs keep their results: the traced nodes are retired, not deleted.
+MATCH (d:Document) WHERE d.id IN $ids
+MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d)
+CALL (c) {
+  MATCH (c)-[t]-(x) WHERE NOT type(t) IN $structure RETURN t, x
+  UNION
+  MATCH (c)-[:HAS_CLAIM]->(:Claim)-[t]-(x) WHERE NOT type(t) IN $structure RETURN t, x
+}
+CALL (t, x) {
+  WITH t, x WHERE t.run IS NOT NULL RETURN t.run AS run
+  UNION
+  WITH t, x WHERE t.run IS NULL AND x.run IS NOT NULL RETURN x.run AS run
+  UNION
+  MATCH (r:EvalRun)-[:ASKED]->(x:Question) WHERE t.run IS NULL RETURN r.id AS run
+}
+WITH run, collect(DISTINCT d.key) AS keys
+MATCH (r:EvalRun {id: run})
+SET r.stale = true,
+    r.stale_keys = coalesce(r.stale_keys, []) + [k IN keys WHERE NOT k IN coalesce(r.stale_keys, [])],
+    r.stale_at = datetime()
+RETURN r.id AS run

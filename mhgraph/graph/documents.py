@@ -1,0 +1,126 @@
+"""One corpus's documents after ingest: list them, show one, remove some, count what changed.
+
+A Document is known within its corpus by its key (its url, else its title, or the field a corpus
+was ingested with: `document_key`); its content hash is its version. Removing a document removes
+everything that hangs only from it, in the caller's transaction: its chunks and their claims, the
+Topic / Target names and the Source no other document uses. Nodes an evaluation trace still reaches
+are retired instead (labels Retired and RetiredChunk, RetiredClaim, ...: no index or method sees
+them; the run keeps its results), and the runs are marked stale with the keys that changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import neo4j
+
+from mhgraph import cypher
+from mhgraph.errors import MhgraphError
+
+# the relationships of the lexical graph and the claim layer; any other reaching a node is a trace
+STRUCTURE = ("FROM_DOCUMENT", "NEXT_CHUNK", "HAS_CLAIM", "ABOUT", "TARGETS", "SYNONYM", "IN_CORPUS", "PUBLISHED_BY")
+# the labels a retired node keeps as Retired<label>
+RETIRED_KINDS = ("Document", "Chunk", "Claim", "Topic", "Target", "Source")
+
+
+@dataclass
+class Removal:
+    """What removing documents took away."""
+
+    documents: int = 0
+    chunks: int = 0
+    claims: int = 0
+    unused: int = 0                 # Topic / Target / Source nodes nothing else used
+    retired: int = 0                # of those, kept as Retired* for evaluation traces
+    stale_runs: set[str] = field(default_factory=set)
+
+    def add(self, other: "Removal") -> None:
+        self.documents += other.documents
+        self.chunks += other.chunks
+        self.claims += other.claims
+        self.unused += other.unused
+        self.retired += other.retired
+        self.stale_runs |= other.stale_runs
+
+
+def _drop(tx: neo4j.ManagedTransaction, nodes: list[str]) -> int:
+    """Retire the nodes a trace reaches, delete the rest; returns how many were retired."""
+    if not nodes:
+        return 0
+    retired = tx.run(cypher.load("documents/retire"), nodes=nodes, structure=list(STRUCTURE),
+                     kinds=list(RETIRED_KINDS)).single()["retired"]
+    tx.run(cypher.load("documents/delete_nodes"), nodes=nodes).consume()
+    return retired
+
+
+def remove_documents(tx: neo4j.ManagedTransaction, ids: list[str]) -> Removal:
+    """Remove the Documents `ids` and what hangs only from them, inside transaction `tx`."""
+    if not ids:
+        return Removal()
+    stale = {r["run"] for r in tx.run(cypher.load("documents/stale_runs"), ids=ids, structure=list(STRUCTURE))}
+    parts = tx.run(cypher.load("documents/parts"), ids=ids).single()
+    retired = sum(_drop(tx, parts[group]) for group in ("claims", "chunks", "documents"))
+    unused = tx.run(cypher.load("documents/unused"), nodes=parts["names"] + parts["sources"]).single()["nodes"]
+    retired += _drop(tx, unused)
+    return Removal(len(parts["documents"]), len(parts["chunks"]), len(parts["claims"]), len(unused), retired, stale)
+
+
+def next_revision(tx: neo4j.ManagedTransaction, corpus: str) -> int:
+    return tx.run(cypher.load("ingest/next_revision"), corpus=corpus).single()["revision"]
+
+
+def delete_documents(driver: neo4j.Driver, database: str | None, corpus: str,
+                     documents: list[tuple[str, str]]) -> Removal:
+    """Delete `documents` ([(id, key)]) of `corpus`, one transaction each (a crash leaves every
+    document whole or gone)."""
+    total = Removal()
+
+    def delete_one(tx: neo4j.ManagedTransaction, doc_id: str, key: str) -> Removal:
+        removal = remove_documents(tx, [doc_id])
+        tx.run(cypher.load("documents/record_removed"), corpus=corpus, keys=[key],
+               revision=next_revision(tx, corpus)).consume()
+        return removal
+
+    with driver.session(database=database) as session:
+        for doc_id, key in documents:
+            total.add(session.execute_write(delete_one, doc_id, key))
+    return total
+
+
+def list_documents(driver: neo4j.Driver, database: str | None, corpus: str,
+                   file: str | None = None) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(cypher.load("documents/list"), corpus=corpus, file=file,
+                                         database_=database)
+    return [r.data() for r in records]
+
+
+def show_document(driver: neo4j.Driver, database: str | None, corpus: str, key: str) -> dict[str, Any]:
+    records, _, _ = driver.execute_query(cypher.load("documents/show"), corpus=corpus, key=key, database_=database)
+    if not records:
+        raise MhgraphError(f"corpus '{corpus}' has no document with key {key!r} (see 'mhgraph documents list "
+                           f"--corpus {corpus}')")
+    return records[0].data()
+
+
+def documents_by_key(driver: neo4j.Driver, database: str | None, corpus: str, key: str) -> list[tuple[str, str]]:
+    records, _, _ = driver.execute_query(cypher.load("documents/by_keys"), corpus=corpus, keys=[key],
+                                         database_=database)
+    return [(r["id"], r["key"]) for r in records]
+
+
+def documents_of_file(driver: neo4j.Driver, database: str | None, corpus: str, file: str,
+                      keep: list[str] | None = None) -> list[tuple[str, str]]:
+    """Documents of `corpus` last ingested from `file`, but those with keys in `keep`."""
+    records, _, _ = driver.execute_query(cypher.load("documents/by_file"), corpus=corpus, file=file, keep=keep,
+                                         database_=database)
+    return [(r["id"], r["key"]) for r in records]
+
+
+def changes_since(driver: neo4j.Driver, database: str | None, corpus: str, revision: int) -> tuple[int, int]:
+    """(the corpus's revision now, how many documents were written or removed after `revision`)."""
+    records, _, _ = driver.execute_query(cypher.load("documents/changes"), corpus=corpus, revision=revision,
+                                         database_=database)
+    if not records:
+        return 0, 0
+    return records[0]["revision"], records[0]["changed"]

@@ -75,7 +75,8 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     click.echo(f"candidates: {SEARCH} {dict(search)} for {len(questions)} questions ({path})")
     data = reranker_data(settings, questions, SEARCH, search)
     record = train_reranker(questions, data.gold, data.candidates, data.texts, options, out, log=click.echo,
-                            questions_file=str(path), corpus=data.corpus, candidates_from=data.candidates_from)
+                            questions_file=str(path), corpus=data.corpus, candidates_from=data.candidates_from,
+                            corpus_revision=data.revision)
     if only_final:
         click.echo(f"written {out}/all/ and {out}/folds.json (no fold models); use it on other data with: "
                    f"--reranker {out}/all, or ship it with: mhgraph reranker export {out}/all")
@@ -128,7 +129,8 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
         raise MhgraphError(f"{source}: which questions it was trained on is not recorded in {folds}: "
                            f"give them with --questions")
     facts = {"exported": date.today().isoformat(),
-             "training": {"corpus": record.get("corpus"), "questions_file": Path(record.get("questions_file") or
+             "training": {"corpus": record.get("corpus"), "corpus_revision": record.get("corpus_revision"),
+                          "questions_file": Path(record.get("questions_file") or
                                                                                   questions_path or "").name,
                           "questions": len(keys), "pairs": final.get("pairs"), "seconds": final.get("seconds"),
                           "options": record.get("options")} if record else {"questions": len(keys)}}

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import warnings
+
 import neo4j
 
 from mhgraph import cypher
@@ -115,6 +117,26 @@ def documents_of_file(driver: neo4j.Driver, database: str | None, corpus: str, f
     records, _, _ = driver.execute_query(cypher.load("documents/by_file"), corpus=corpus, file=file, keep=keep,
                                          database_=database)
     return [(r["id"], r["key"]) for r in records]
+
+
+def corpus_revision(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
+    """The corpus's revision now (a trained model records it)."""
+    return changes_since(driver, database, corpus, 0)[0]
+
+
+def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, model: str, trained_corpus: str | None,
+                    trained_revision: int | None) -> int:
+    """A one-line warning when `model`, trained on this corpus at `trained_revision`, meets it
+    changed since; returns how many documents changed (0 for a model trained elsewhere or before
+    revisions were recorded)."""
+    if trained_corpus != corpus or trained_revision is None:
+        return 0
+    revision, changed = changes_since(driver, database, corpus, int(trained_revision))
+    if changed:
+        warnings.warn(f"{model} was trained on corpus '{corpus}' at revision {trained_revision}; {changed} documents "
+                      f"were replaced or deleted since (revision {revision}): retrain it for the corpus as it is",
+                      stacklevel=2)
+    return changed
 
 
 def changes_since(driver: neo4j.Driver, database: str | None, corpus: str, revision: int) -> tuple[int, int]:

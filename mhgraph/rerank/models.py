@@ -200,6 +200,7 @@ class KFoldReranker:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
         self.trained_corpus = facts.get("corpus")   # the corpus its questions' gold chunks are in
+        self.trained_revision = facts.get("corpus_revision")   # that corpus's revision then
         # the fusion weight an export recorded for its fold models (`reranker export --rerank-weight`)
         self.rerank_weight = float(facts.get("rerank_weight", 1.0))
         self.paths = [self.directory / m for m in facts["models"]]

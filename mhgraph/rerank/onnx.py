@@ -168,6 +168,7 @@ class OnnxCrossEncoderReranker:
         self.rerank_weight = float(description.get("rerank_weight", 1.0))
         self.trained_on = frozenset(description.get("trained_on") or ())
         self.trained_corpus = (description.get("training") or {}).get("corpus")   # None: not recorded
+        self.trained_revision = (description.get("training") or {}).get("corpus_revision")
         self.name = f"onnx-cross-encoder:{name or self.folder}"
         self.name += cut_label(self.max_length, exported_length)
         if self.trained_on:

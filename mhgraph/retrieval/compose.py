@@ -31,6 +31,7 @@ from mhgraph.compose.diagnostics import StageTrace
 from mhgraph.compose.fusion import fuse
 from mhgraph.compose.stages import PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import warn_if_changed
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
@@ -220,6 +221,8 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     if stages.rerank:
         ctx.status(f"loading reranker {stages.rerank}")
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
+        warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
+                        getattr(reranker, "trained_corpus", None), getattr(reranker, "trained_revision", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
                              rerank_weight=fusion_weight(reranker, options.rerank_weight), note=note)

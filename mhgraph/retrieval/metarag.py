@@ -29,6 +29,7 @@ import neo4j
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import warn_if_changed
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.filters.extractors import EXTRACTORS, FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
@@ -203,6 +204,8 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     if reranker is None and options.reranker_name:
         ctx.status(f"loading reranker {options.reranker_name}")
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
+        warn_if_changed(g.driver, g.database, g.corpus, f"reranker {options.reranker_name}",
+                        getattr(reranker, "trained_corpus", None), getattr(reranker, "trained_revision", None))
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
                             candidates=options.candidates, reranker=reranker, search=options.search,

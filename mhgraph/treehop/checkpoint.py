@@ -84,12 +84,15 @@ def load_checkpoint(directory: Path, embedding_model: str | None = None) -> Chec
 class TreeHopModels:
     """One checkpoint, or a k-fold folder's, whose models are picked by the question's fold."""
 
-    def __init__(self, checkpoints: list[Checkpoint], name: str, kfold: "KFold | None" = None) -> None:
+    def __init__(self, checkpoints: list[Checkpoint], name: str, kfold: "KFold | None" = None,
+                 kfold_facts: dict | None = None) -> None:
         self.checkpoints, self.name, self.kfold = checkpoints, name, kfold
         training = checkpoints[0].facts.get("training") or {}
         # the questions a single checkpoint was trained on, as keys (mhgraph.benchmark.question_key)
         self.trained_on = frozenset(training.get("question_keys", ())) if kfold is None else frozenset()
-        self.training_corpus = training.get("corpus")
+        recorded = kfold_facts if kfold_facts is not None else training
+        self.training_corpus = recorded.get("corpus")
+        self.training_revision = recorded.get("corpus_revision")   # the corpus's revision then (None: not recorded)
 
     @classmethod
     def load(cls, directory: Path, embedding_model: str | None = None) -> "TreeHopModels":
@@ -110,7 +113,7 @@ class TreeHopModels:
         trained = checkpoints[0].model.trainable   # q - c and its ablations learn nothing from the folds
         disjoint = ", pair-disjoint" if facts.get("options", {}).get("pair_disjoint") else ""
         return cls(checkpoints, f"{directory} (in-domain trained, {kfold.k}-fold{disjoint})" if trained
-                   else f"{directory} (untrained: {' '.join(checkpoints[0].model.config.terms)})", kfold)
+                   else f"{directory} (untrained: {' '.join(checkpoints[0].model.config.terms)})", kfold, facts)
 
     @property
     def in_domain(self) -> bool:

@@ -10,10 +10,9 @@ them; the run keeps its results), and the runs are marked stale with the keys th
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
-
-import warnings
 
 import neo4j
 
@@ -37,7 +36,7 @@ class Removal:
     retired: int = 0                # of those, kept as Retired* for evaluation traces
     stale_runs: set[str] = field(default_factory=set)
 
-    def add(self, other: "Removal") -> None:
+    def add(self, other: Removal) -> None:
         self.documents += other.documents
         self.chunks += other.chunks
         self.claims += other.claims

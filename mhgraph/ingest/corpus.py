@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from array import array
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterator, Literal
+
+import numpy as np
 
 from mhgraph.config import KEY_RULES, check_key_rule
 from mhgraph.errors import InputError
@@ -100,7 +103,9 @@ class CorpusFile:
             raise InputError(self.path, "", f"a flat corpus has titles only: its document key is the title, "
                              f"not {self.key!r} (--key title or auto)")
         articles = empty = 0
-        seen: dict[str, tuple[int, str]] = {}   # key -> (line, version): one short entry per article
+        # 8-byte hashes of each article's key and version and its line: 24 bytes per article, so
+        # memory stays flat however large the file (a dict of keys would hold every key)
+        keys, versions, lines = array("Q"), array("Q"), array("Q")
         for article in self.entries():
             if article is None:
                 empty += 1
@@ -110,12 +115,37 @@ class CorpusFile:
             if not key:
                 raise InputError(self.path, f"{article.line}", f"article '{article.title[:60]}' has no {self.key} "
                                  "to key it by (--key; auto falls back to the title)")
-            first = seen.setdefault(key, (article.line, article.id))
-            if first[1] != article.id:
-                raise InputError(self.path, f"{article.line}", f"article '{article.title[:60]}' has the same "
-                                 f"{self.key} key as the article at line {first[0]}, with other content: choose "
-                                 "a key that tells them apart (--key title, url or a field)")
+            keys.append(_hash64(key))
+            versions.append(_hash64(article.id))
+            lines.append(article.line)
+        if (twins := _same_key(keys, versions, lines)) is not None:
+            first, second = twins
+            title = next(a.title for a in self.articles() if a.line == second)
+            raise InputError(self.path, f"{second}", f"article '{title[:60]}' has the same {self.key} key as the "
+                             f"article at line {first}, with other content: choose a key that tells them apart "
+                             "(--key title, url or a field)")
         return articles, empty
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def _same_key(keys: array, versions: array, lines: array) -> tuple[int, int] | None:
+    """(first line, second line) of the earliest-found pair of articles with one key and two
+    versions (the same article twice is stored once); None if there is none."""
+    k = np.frombuffer(keys, dtype=np.uint64)
+    v = np.frombuffer(versions, dtype=np.uint64)
+    order = np.lexsort((np.frombuffer(lines, dtype=np.uint64), k))   # by key, then by line
+    clash = (k[order][1:] == k[order][:-1]) & (v[order][1:] != v[order][:-1])
+    if not clash.any():
+        return None
+    found = [(int(lines[order[i + 1]]), i) for i in np.flatnonzero(clash)]
+    second, i = min(found)
+    start = i   # the key's first article: walk back over its run of equal keys
+    while start > 0 and k[order[start - 1]] == k[order[i]]:
+        start -= 1
+    return int(lines[order[start]]), second
 
 
 def open_corpus(path: Path | str, fmt: Format | None = None, key: str = "auto") -> CorpusFile:

@@ -9,7 +9,12 @@ from neo4j import Driver, ManagedTransaction
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.documents import Removal, delete_documents, next_revision, remove_documents
+from mhgraph.graph.documents import (
+    Removal,
+    delete_documents,
+    next_revision,
+    remove_documents,
+)
 from mhgraph.graph.schema import corpus_chunk_label
 from mhgraph.ingest.chunking import ChunkSpan
 from mhgraph.ingest.corpus import Article

@@ -163,6 +163,11 @@ def test_near_duplicates_star_clustering_numbers_and_lexical_guard() -> None:
         float(vectors[8] @ vectors[9])))]   # only the spelling merge is left
     assert lexically_close("kansas city chiefs", "chiefs") and not lexically_close("bank of america",
                                                                                      "bank of england")
+    # after an ingest replaced documents, only pairs with a new name are merged: the old pairs stand
+    touched = {keys.index("harbor bank"), keys.index("open ai")}
+    merged = {(keys[a], keys[k]) for a, k, _ in near_duplicates(keys, vectors, weights, threshold=0.8,
+                                                                   touched=touched)}
+    assert merged == {("harbor bank", "harbour bank"), ("openai", "open ai")}
 
 
 SBF_ARTICLES = [

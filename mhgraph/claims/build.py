@@ -159,7 +159,8 @@ def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extrac
             bar.update(len(batch))
     driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
     t = time.perf_counter()
-    merges = [] if merge_threshold is None else merge_all(driver, database, corpus, embedder, merge_threshold)
+    merges = [] if merge_threshold is None else merge_all(driver, database, corpus, embedder, merge_threshold,
+                                                          only_new=only_new)
     synonyms = link_synonyms(driver, database, corpus, embedder)
     merge_seconds = time.perf_counter() - t
     counts = claims_summary(driver, database, corpus)

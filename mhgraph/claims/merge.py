@@ -69,10 +69,11 @@ def lexically_close(a: str, b: str) -> bool:
 
 
 def near_duplicates(keys: Sequence[str], vectors: np.ndarray, weights: Sequence[int], threshold: float,
-                    block: int = 2048) -> list[tuple[int, int, float]]:
+                    block: int = 2048, touched: set[int] | None = None) -> list[tuple[int, int, float]]:
     """(absorbed, kept, similarity) index triples under star clustering; `vectors` unit-normalised.
     A pair is a candidate when its keys are lexically close with the same numbers, and either its
-    cosine similarity is at least `threshold` or the keys differ only in spaces."""
+    cosine similarity is at least `threshold` or the keys differ only in spaces. With `touched`,
+    only pairs with one of those names are candidates (the others were decided by an earlier merge)."""
     n = len(keys)
     if n < 2:
         return []
@@ -99,6 +100,8 @@ def near_duplicates(keys: Sequence[str], vectors: np.ndarray, weights: Sequence[
     neighbours: dict[int, dict[int, float]] = {}
 
     def pair(i: int, j: int, similarity: float) -> None:
+        if touched is not None and i not in touched and j not in touched:
+            return
         if i != j and digits[i] == digits[j] and close(i, j):
             neighbours.setdefault(i, {})[j] = similarity
             neighbours.setdefault(j, {})[i] = similarity
@@ -153,8 +156,10 @@ def name_vectors(driver: neo4j.Driver, database: str | None, corpus: str, label:
 
 def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: str, label: str,
                           embedder: TextEmbedder, threshold: float = DEFAULT_THRESHOLD,
-                          batch_size: int = 500) -> MergeSummary:
-    """Merge the near-duplicate `label` nodes (Target or Topic) of `corpus`; see the module text."""
+                          batch_size: int = 500, only_new: bool = False) -> MergeSummary:
+    """Merge the near-duplicate `label` nodes (Target or Topic) of `corpus`; see the module text.
+    only_new: only pairs with a name not embedded before (new since the last merge, as after an
+    ingest replaced documents)."""
     if label not in NAME_LABELS:
         raise MhgraphError(f"names are merged for {' and '.join(NAME_LABELS)} nodes, not {label!r}")
     if not 0.0 < threshold <= 1.0:
@@ -162,7 +167,9 @@ def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: st
     records, vectors, embedded = name_vectors(driver, database, corpus, label, embedder, batch_size)
     if not records:
         return MergeSummary(label, 0, 0, 0)
-    triples = near_duplicates([r["key"] for r in records], vectors, [r["claims"] for r in records], threshold)
+    touched = {i for i, r in enumerate(records) if r["embedding"] is None} if only_new else None
+    triples = near_duplicates([r["key"] for r in records], vectors, [r["claims"] for r in records], threshold,
+                              touched=touched)
     pairs = [{"absorbed": records[j]["node"], "kept": records[i]["node"]} for j, i, _ in triples]
     for i in range(0, len(pairs), batch_size):
         driver.execute_query(cypher.load("claims/merge_names"), pairs=pairs[i:i + batch_size], database_=database)
@@ -171,9 +178,10 @@ def merge_near_duplicates(driver: neo4j.Driver, database: str | None, corpus: st
 
 
 def merge_all(driver: neo4j.Driver, database: str | None, corpus: str, embedder: TextEmbedder,
-              threshold: float = DEFAULT_THRESHOLD) -> list[MergeSummary]:
+              threshold: float = DEFAULT_THRESHOLD, only_new: bool = False) -> list[MergeSummary]:
     """Targets, then Topics, of `corpus` merged (what `claims build` ends with and `claims merge` runs)."""
-    return [merge_near_duplicates(driver, database, corpus, label, embedder, threshold) for label in NAME_LABELS]
+    return [merge_near_duplicates(driver, database, corpus, label, embedder, threshold, only_new=only_new)
+            for label in NAME_LABELS]
 
 
 def alias_map(driver: neo4j.Driver, database: str | None, corpus: str, label: str = "Target") -> dict[str, str]:

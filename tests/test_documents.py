@@ -208,6 +208,13 @@ def test_runs_that_saw_a_changed_document_are_stale_and_keep_their_results(empty
                         "count(CASE WHEN c:RetiredChunk THEN 1 END) AS retired")[0]
     assert kept == {"n": total, "retired": retrieved[0]["n"]}
     assert rows(driver, "MATCH (c:Retired) WHERE c:Chunk OR c.embedding IS NOT NULL RETURN count(c) AS n")[0]["n"] == 0
+    # Browser's evidence path of a question that retrieved the old version shows it as retired
+    from mhgraph import cypher
+
+    question = rows(driver, "MATCH (q:Question)-[:RETRIEVED {run: 'before'}]->(:RetiredChunk) RETURN q.id AS id "
+                            "LIMIT 1")[0]["id"]
+    path = driver.execute_query(cypher.load("browser/evidence_path"), run="before", question=question).records[0]
+    assert path["stale"] is True and len(path["retired"]) > 0
     listed = run_cli(settings, "runs", "list")
     assert "STALE: 1 documents changed since" in listed.stdout
     compared = run_cli(settings, "runs", "compare", "before", "--runs-dir", str(runs_dir))

@@ -9,8 +9,12 @@ other corpora stay as they are):
    (`documents delete`) and ingesting them again: the figures must be the same to 3 decimals;
 3. BM25 query time over the corpus's own fulltext index against one index shared by every corpus
    in the graph (how mhgraph searched before), with the same queries.
+With --claims (after the run above, on the same graph): the corpus's claim layer is built offline,
+then 10 articles are replaced and restored as `mhgraph ingest` does it for a corpus with a claim
+layer (the new chunks' claims extracted, new names merged, synonyms redrawn), and timed.
 
     python bench/documents.py --corpus ../shared/data/multihop-rag/corpus.json --out bench/results/documents
+    python bench/documents.py --corpus ../shared/data/multihop-rag/corpus.json --out bench/results/documents --claims
 
 Writes OUT.json and OUT.md. Needs the graph the settings name (MHGRAPH_HOME etc.) running.
 """
@@ -58,6 +62,44 @@ def timed_ingest(path: Path, settings, driver, embedder) -> dict:
             "unchanged": s.unchanged, "removed": s.removed, "chunks_written": s.written_chunks,
             "nodes_removed": s.removal.documents + s.removal.chunks + s.removal.claims + s.removal.unused,
             "nodes_written": s.written + s.written_chunks}
+
+
+def timed_ingest_with_claims(path: Path, settings, driver, embedder) -> dict:
+    """An ingest and the claim refresh `mhgraph ingest` runs after it on a corpus with a claim layer."""
+    from mhgraph.app.claim_layer import build_claim_layer
+
+    before = graph_nodes(driver, settings.neo4j_database)
+    t0 = time.perf_counter()
+    s = ingest_corpus(path, settings, driver, embedder=embedder, progress=False)
+    ingest_seconds = time.perf_counter() - t0
+    built = build_claim_layer(settings, progress=False, only_new=True).summary
+    seconds = time.perf_counter() - t0
+    removed = s.removal.documents + s.removal.chunks + s.removal.claims + s.removal.unused
+    return {"seconds": round(seconds, 2), "ingest_seconds": round(ingest_seconds, 2),
+            "claims_seconds": round(seconds - ingest_seconds, 2), "replaced": s.replaced,
+            "chunks_extracted": built.processed, "claims_removed": s.removal.claims,
+            "names_and_sources_removed": s.removal.unused, "nodes_removed": removed,
+            "nodes_written": graph_nodes(driver, settings.neo4j_database) - before + removed,
+            "merged": sum(m.merged for m in built.merges), "synonym_edges": built.synonyms.edges if built.synonyms else None}
+
+
+def with_claims(args, settings, articles: list[dict], order: list[int], embedder) -> dict:
+    from mhgraph.app.claim_layer import build_claim_layer
+
+    path = Path(tempfile.mkdtemp(prefix="bench-documents-")) / "corpus.json"
+    path.write_text(json.dumps(articles), encoding="utf-8")
+    with connect(settings) as driver:
+        ingest_corpus(path, settings, driver, embedder=embedder, progress=False)  # the same file again: unchanged
+        t0 = time.perf_counter()
+        built = build_claim_layer(settings, progress=False).summary
+        build_seconds = time.perf_counter() - t0
+        nodes = graph_nodes(driver, settings.neo4j_database)
+        path.write_text(json.dumps(edited(articles, set(order[:10]))), encoding="utf-8")
+        replace = timed_ingest_with_claims(path, settings, driver, embedder)
+        path.write_text(json.dumps(articles), encoding="utf-8")
+        restore = timed_ingest_with_claims(path, settings, driver, embedder)
+    return {"build_seconds": round(build_seconds, 1), "claims": built.claims, "graph_nodes": nodes, "articles": 10,
+            "replace": replace, "restore": restore}
 
 
 def evaluate(method: str, corpus: str, runs_dir: Path, tag: str, questions: Path) -> dict:
@@ -111,6 +153,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("bench/results/documents"))
     ap.add_argument("--runs-dir", type=Path, default=Path("runs/bench-documents"))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--claims", action="store_true", help="the claim-layer step (after a run without it)")
     args = ap.parse_args()
     questions = args.questions or args.corpus.with_name("MultiHopRAG.json")
     settings = dataclasses.replace(load_settings(), corpus=CORPUS_NAME)
@@ -121,6 +164,15 @@ def main() -> None:
     path = work / "corpus.json"     # one file, rewritten: the corpus's documents all come from it
     path.write_text(json.dumps(articles), encoding="utf-8")
     embedder = load_embedder(settings.embedding_model, settings.cache_dir)
+    if args.claims:
+        result = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
+        result["with_claims"] = with_claims(args, settings, articles, order, embedder)
+        result["with_claims"]["command"] = "python bench/documents.py " + " ".join(sys.argv[1:])
+        result["with_claims"]["date"] = datetime.now(timezone.utc).isoformat(timespec="minutes")
+        args.out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        args.out.with_suffix(".md").write_text(markdown(result), encoding="utf-8")
+        print(markdown(result))
+        return
     result: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="minutes"),
                     "machine": f"{platform.processor() or platform.machine()}, {platform.platform()}",
                     "command": "python bench/documents.py " + " ".join(sys.argv[1:]), "corpus": CORPUS_NAME,
@@ -206,6 +258,22 @@ def markdown(r: dict) -> str:
               f"| shared by every corpus (before) | {b['shared']['p50_ms']} | {b['shared']['p95_ms']} |", "",
               f"Top 10 different between the two for {b['top10_differs']} of {b['queries']} queries: the shared "
               "index's term statistics include the other corpora.", ""]
+    if c := r.get("with_claims"):
+        lines += ["## With a claim layer", "",
+                  f"The corpus's claim layer built offline (spaCy): {c['claims']:,} claims in {c['build_seconds']} s; "
+                  f"the graph then held {c['graph_nodes']:,} nodes. {c['articles']} articles replaced, then restored, "
+                  "as `mhgraph ingest` does on a corpus with a claim layer: the new chunks' claims extracted, new "
+                  f"names merged, synonym edges redrawn (`{c['command']}`, {c['date']}).", "",
+                  "| step | s (ingest + claims) | chunks extracted | claims removed | names, sources removed | "
+                  "nodes removed | nodes written | touched / graph |", "|---|---|---|---|---|---|---|---|"]
+        for name in ("replace", "restore"):
+            x = c[name]
+            touched = x["nodes_removed"] + x["nodes_written"]
+            lines.append(f"| {name} | {x['seconds']} ({x['ingest_seconds']} + {x['claims_seconds']}) | "
+                         f"{x['chunks_extracted']} | {x['claims_removed']} | {x['names_and_sources_removed']} | "
+                         f"{x['nodes_removed']} | {x['nodes_written']} | {touched} / {c['graph_nodes']:,} "
+                         f"({touched / c['graph_nodes']:.2%}) |")
+        lines.append("")
     return "\n".join(lines)
 
 

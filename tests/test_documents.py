@@ -149,6 +149,29 @@ def test_a_delete_leaves_no_orphan_and_equals_an_ingest_without_it(empty_graph, 
     assert rows(driver, "MATCH (n) WHERE NOT n:Corpus RETURN count(n) AS n")[0]["n"] == 0
 
 
+def test_bm25_scores_do_not_remember_removed_versions(empty_graph, settings, embedder, tmp_path) -> None:
+    """Lucene counts removed chunks in its term statistics until its segments merge: the corpus's
+    fulltext index is rebuilt after a change that removed chunks, so replacing an article and
+    restoring it, or deleting it and ingesting it again, gives back the very same BM25 scores."""
+    driver = empty_graph
+    path = write(tmp_path / "news.json", ARTICLES)
+    ingest(path, settings, driver, embedder)
+    bm25 = build_retriever("bm25", driver, replace(settings, corpus="news"))
+
+    def scores():
+        return [[(c.chunk_id, c.score) for c in bm25.search(q, top_k=10).hops[0].chunks] for q in QUESTIONS]
+
+    first = scores()
+    for index in (0, 3):
+        assert ingest(write(path, changed(ARTICLES, index)), settings, driver, embedder).reindex_seconds > 0
+        assert ingest(write(path, ARTICLES), settings, driver, embedder).replaced == 1
+    assert scores() == first
+    proc = run_cli(settings, "documents", "delete", "--corpus", "news", "--key", ARTICLES[2]["url"])
+    assert proc.returncode == 0 and "fulltext index rebuilt in" in proc.stdout
+    assert ingest(path, settings, driver, embedder).added == 1
+    assert scores() == first
+
+
 def test_a_bridge_goes_with_one_of_its_documents(empty_graph, settings, embedder, tmp_path) -> None:
     driver = empty_graph
     ingest(write(tmp_path / "news.json", ARTICLES), settings, driver, embedder)

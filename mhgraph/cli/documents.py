@@ -10,6 +10,7 @@ from mhgraph.cli.root import cli, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
+from mhgraph.graph.schema import rebuild_corpus_fulltext
 from mhgraph.graph.documents import (
     delete_documents,
     documents_by_key,
@@ -90,9 +91,11 @@ def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Pa
             raise MhgraphError(f"corpus '{graph.corpus}' has no document with {what} (see 'mhgraph documents list "
                                f"--corpus {graph.corpus}')")
         removal = delete_documents(driver, graph.database, graph.corpus, found)
+        reindex = rebuild_corpus_fulltext(driver, graph.database, graph.corpus)
     click.echo(f"deleted {removal.documents} documents of corpus '{graph.corpus}' ({what}): {removal.chunks} chunks, "
                f"{removal.claims} claims, {removal.unused} names and sources nothing else used"
-               + (f"; {removal.retired} nodes kept as Retired for evaluation traces" if removal.retired else ""))
+               + (f"; {removal.retired} nodes kept as Retired for evaluation traces" if removal.retired else "")
+               + f"; fulltext index rebuilt in {reindex:.1f} s")
     if removal.stale_runs:
         click.echo(f"marked stale: {len(removal.stale_runs)} evaluation runs that retrieved them "
                    f"({', '.join(sorted(removal.stale_runs))})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from neo4j import Driver
 from neo4j_graphrag.indexes import create_vector_index
 
@@ -61,6 +63,19 @@ def ensure_fulltext_indexes(driver: Driver, database: str | None, corpus: str) -
 
 def drop_corpus_fulltext(driver: Driver, database: str | None, corpus: str) -> None:
     driver.execute_query(cypher.load("schema/drop_index"), name=fulltext_index(corpus), database_=database)
+
+
+def rebuild_corpus_fulltext(driver: Driver, database: str | None, corpus: str) -> float:
+    """Build `corpus`'s fulltext index afresh; returns the seconds it took. Lucene keeps removed
+    chunks in its term statistics until its segments merge, so after documents were replaced or
+    deleted BM25's scores would depend on the corpus's history (measured: Hits@4 0.645 against
+    0.648 after 170 replacements); a fresh index has the statistics of the chunks there are.
+    BM25 on this corpus waits for the index meanwhile (about 2 s for 6,500 chunks)."""
+    started = time.perf_counter()
+    drop_corpus_fulltext(driver, database, corpus)
+    ensure_corpus_fulltext(driver, database, corpus)
+    driver.execute_query(cypher.load("schema/await_indexes"), database_=database)
+    return time.perf_counter() - started
 
 
 def index_info(driver: Driver, database: str | None, name: str) -> dict | None:

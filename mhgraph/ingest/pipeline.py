@@ -21,7 +21,7 @@ from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.documents import Removal, documents_of_file
-from mhgraph.graph.schema import ensure_fulltext_indexes, ensure_schema
+from mhgraph.graph.schema import ensure_fulltext_indexes, ensure_schema, rebuild_corpus_fulltext
 from mhgraph.ingest.chunking import TokenChunker
 from mhgraph.ingest.corpus import Article, Format, article_key, open_corpus
 from mhgraph.ingest.header import text_to_embed
@@ -52,6 +52,7 @@ class IngestSummary:
     replaced: int = 0       # of `written`: documents whose key was stored with other content
     removed: int = 0        # documents of this file ingested before and no longer in it
     removal: Removal = field(default_factory=Removal)  # what the replaced and removed versions took away
+    reindex_seconds: float = 0.0   # the corpus's fulltext index rebuilt after chunks were removed (0: not needed)
 
     @property
     def added(self) -> int:
@@ -70,7 +71,9 @@ class IngestSummary:
             *([f"  removed   old versions' {self.removal.chunks} chunks, {self.removal.claims} claims, "
                f"{self.removal.unused} names and sources nothing else used"
                + (f" ({self.removal.retired} nodes kept as Retired for evaluation traces)" if self.removal.retired
-                  else "")] if self.removal.documents else []),
+                  else "")
+               + (f"; fulltext index rebuilt in {self.reindex_seconds:.1f} s" if self.reindex_seconds else "")]
+              if self.removal.documents else []),
             *([f"  stale     {len(self.removal.stale_runs)} evaluation runs retrieved a changed document: "
                f"marked stale ({', '.join(sorted(self.removal.stale_runs)[:3])}"
                f"{', ...' if len(self.removal.stale_runs) > 3 else ''})"] if self.removal.stale_runs else []),
@@ -288,6 +291,7 @@ def ingest_corpus(
     t0 = time.perf_counter()
     removal.add(writer.remove(gone))
     timings["write"] += time.perf_counter() - t0
+    reindex = rebuild_corpus_fulltext(driver, database, name) if removal.chunks else 0.0
     return IngestSummary(
         path=str(path), format=corpus.format, corpus=name, documents=tally.documents, chunks=tally.chunks,
         sources=len(tally.sources), skipped_empty=empty + tally.tokenless, written=tally.written,
@@ -295,5 +299,5 @@ def ingest_corpus(
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
         embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name,
         embed_header=settings.embed_header, graph=writer.counts(), document_key=corpus.key, replaced=tally.replaced,
-        removed=len(gone), removal=removal,
+        removed=len(gone), removal=removal, reindex_seconds=reindex,
     )

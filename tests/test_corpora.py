@@ -177,6 +177,8 @@ def test_deleting_a_corpus_removes_exactly_its_nodes(two_corpora, driver, settin
     proc = run_cli(settings, "corpora", "delete", "other")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"deleted corpus other: 6 documents, {chunks} chunks, 1 evaluation runs"
+    indexes = {r["name"] for r in driver.execute_query("SHOW FULLTEXT INDEXES YIELD name").records}
+    assert "chunk_text_sample" in indexes and "chunk_text_other" not in indexes   # dropped with its corpus
     rows, _, _ = driver.execute_query("MATCH (r:EvalRun) RETURN r.id AS id, r.corpus AS corpus")
     assert "on-sample" in [r["id"] for r in rows] and {r["corpus"] for r in rows} == {"sample"}
     for r in rows:  # the graph as it was before 'other', runs on 'sample' aside

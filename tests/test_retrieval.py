@@ -121,7 +121,7 @@ def test_hybrid_returns_what_neo4j_graphrags_hybrid_retriever_returns(question, 
 
     ours = build_retriever("hybrid", sample_graph, settings, embedder=embedder,
                            options=HybridOptions(ranker="naive")).search(question, top_k=6)
-    theirs = GraphragHybrid(sample_graph, VECTOR_INDEX, fulltext_index(sample_graph.corpus), embedder=embedder, return_properties=["id"],
+    theirs = GraphragHybrid(sample_graph, VECTOR_INDEX, fulltext_index("sample"), embedder=embedder, return_properties=["id"],
                             neo4j_database=settings.neo4j_database)
     raw = theirs.get_search_results(lucene_query(question), query_vector=embedder.embed_query(question), top_k=6,
                                     effective_search_ratio=settings.vector_search_ratio)

@@ -37,10 +37,10 @@ def list_cmd(ctx: click.Context, corpus: str | None, file: Path | None) -> None:
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         rows = list_documents(driver, graph.database, graph.corpus, str(file.resolve()) if file else None)
-    click.echo(f"{'key':60} {'version':10} {'chunks':>6} {'claims':>6}  title")
+    click.echo(f"{'key':60} {'version':10} {'chunks':>6} {'with claims':>11}  title")
     for r in rows:
         click.echo(f"{_cut(r['key'], 60):60} {(r['version'] or '-')[:10]:10} {r['chunks']:6d} "
-                   f"{r['chunks_with_claims']:6d}  {_cut(r['title'] or '', 60)}")
+                   f"{r['chunks_with_claims']:11d}  {_cut(r['title'] or '', 60)}")
     click.echo(f"{len(rows)} documents in corpus '{graph.corpus}'")
 
 
@@ -61,7 +61,7 @@ def show_cmd(ctx: click.Context, corpus: str | None, key: str) -> None:
             click.echo(f"{name:15} {doc[name]}")
     click.echo(f"{'chunks':15} {len(shown['chunks'])}")
     for c in shown["chunks"]:
-        click.echo(f"  [{c['index']}] {c['tokens']} tokens, chars {c['start']}-{c['end']}, {c['claims']} claims: "
+        click.echo(f"  [{c['index']}] {c['tokens']} tokens, chars {c['start']}-{c['end']}, {c['claim_count']} claims: "
                    f"{_cut(' '.join(c['text'].split()), 90)}")
     if shown["runs"]:
         click.echo(f"{'runs':15} {', '.join(shown['runs'])}")

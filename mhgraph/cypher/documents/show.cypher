@@ -6,7 +6,7 @@ CALL (d) {
   MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d)
   WITH c ORDER BY c.index
   RETURN collect({index: c.index, id: c.id, tokens: c.token_count, start: c.start_char, end: c.end_char,
-                  claims: COUNT { (c)-[:HAS_CLAIM]->() }, text: c.text}) AS chunks
+                  claim_count: COUNT { (c)-[:HAS_CLAIM]->() }, text: c.text}) AS chunks
 }
 CALL (d) {
   OPTIONAL MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d)

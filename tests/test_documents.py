@@ -342,3 +342,22 @@ def test_a_killed_ingest_leaves_whole_documents_and_a_rerun_converges(mode, empt
     assert proc.returncode == 0, proc.stderr
     assert "(added 0, replaced 2, unchanged 14, removed 2;" in proc.stdout
     assert snapshot(driver, settings.neo4j_database) == expected
+
+
+def test_documents_stored_before_keys_get_them_without_re_embedding(empty_graph, settings, embedder, tmp_path) -> None:
+    """A graph written by an mhgraph without document keys: listed as such, and the next ingest of
+    the file keys every document from its stored url (title) and embeds nothing."""
+    driver = empty_graph
+    path = write(tmp_path / "news.json", ARTICLES)
+    ingest(path, settings, driver, embedder)
+    driver.execute_query("MATCH (d:Document) REMOVE d.key, d.version, d.file, d.revision")
+    driver.execute_query("MATCH (k:Corpus) REMOVE k.document_key, k.revision")
+    listed = run_cli(settings, "documents", "list", "--corpus", "news")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.strip().splitlines()[-1] == (
+        "18 of them were stored before documents had keys: ingest their file again to key them (unchanged "
+        "documents are not re-embedded)")
+    summary = ingest(path, settings, driver, embedder)
+    assert (summary.unchanged, summary.written_chunks) == (18, 0)
+    keyed = rows(driver, "MATCH (d:Document) RETURN d.key AS key, d.version IS NOT NULL AS versioned ORDER BY key")
+    assert keyed == [{"key": a["url"], "versioned": True} for a in sorted(ARTICLES, key=lambda a: a["url"])]

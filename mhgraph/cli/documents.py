@@ -39,9 +39,12 @@ def list_cmd(ctx: click.Context, corpus: str | None, file: Path | None) -> None:
         rows = list_documents(driver, graph.database, graph.corpus, str(file.resolve()) if file else None)
     click.echo(f"{'key':60} {'version':10} {'chunks':>6} {'with claims':>11}  title")
     for r in rows:
-        click.echo(f"{_cut(r['key'], 60):60} {(r['version'] or '-')[:10]:10} {r['chunks']:6d} "
+        click.echo(f"{_cut(r['key'] or '-', 60):60} {(r['version'] or '-')[:10]:10} {r['chunks']:6d} "
                    f"{r['chunks_with_claims']:11d}  {_cut(r['title'] or '', 60)}")
     click.echo(f"{len(rows)} documents in corpus '{graph.corpus}'")
+    if unkeyed := sum(r["key"] is None for r in rows):
+        click.echo(f"{unkeyed} of them were stored before documents had keys: ingest their file again to key them "
+                   "(unchanged documents are not re-embedded)")
 
 
 @documents_group.command("show")

@@ -17,7 +17,7 @@ from mhgraph.benchmark import load_questions
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval import build_retriever
-from mhgraph.retrieval.treehop import TreeHopRetriever
+from mhgraph.retrieval.treehop import TreeHopOptions, TreeHopRetriever
 from mhgraph.training.folds import KFold
 from mhgraph.treehop.checkpoint import Checkpoint, TreeHopModels, load_checkpoint, save_checkpoint
 from mhgraph.treehop.model import TreeHopConfig, TreeHopModel, UpdateGate
@@ -274,6 +274,23 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
     assert models.for_question(question) is models.checkpoints[kfold.fold(question)].model
     with pytest.raises(MhgraphError, match="trained for embedding model"):
         TreeHopModels.load(out, "bge-small-en-v1.5")
+    # the corpus changes after training: using the model on it says so, in one line
+    from dataclasses import replace
+
+    articles = json.loads((SAMPLE / "corpus.json").read_text())
+    articles[0]["body"] += " A correction was appended to this article after publication."
+    changed = tmp_path / "sample-changed.json"
+    changed.write_text(json.dumps(articles))
+    trained_at = models.training_revision
+    try:
+        assert ingest_corpus(changed, replace(settings, corpus="sample"), sample_graph,
+                             progress=False).replaced == 1
+        with pytest.warns(UserWarning, match=rf"^TreeHop model {out} \(in-domain trained, 2-fold\) was trained on "
+                                             rf"corpus 'sample' at revision {trained_at}; 1 documents were replaced"):
+            build_retriever("treehop", sample_graph, replace(settings, corpus="sample"),
+                            options=TreeHopOptions(model=str(out)))
+    finally:   # the module's sample as it was
+        ingest_corpus(SAMPLE / "corpus.json", replace(settings, corpus="sample"), sample_graph, progress=False)
 
 
 def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, monkeypatch) -> None:

@@ -262,7 +262,7 @@ def test_a_trained_model_is_told_the_corpus_changed(empty_graph, settings, embed
     assert (summary.replaced, summary.removed, summary.unchanged) == (2, 1, 15)
     assert changes_since(driver, settings.neo4j_database, "news", trained_at) == (trained_at + 3, 3)
     with pytest.warns(UserWarning, match=r"^model m was trained on corpus 'news' at revision 18; 3 documents were "
-                                          r"replaced or deleted since \(revision 21\)"):
+                                          r"added, replaced or deleted since \(revision 21\)"):
         assert warn_if_changed(driver, settings.neo4j_database, "news", "model m", "news", trained_at) == 3
     # a model trained on another corpus, or before revisions were recorded, is not warned about
     assert warn_if_changed(driver, settings.neo4j_database, "news", "model m", "other", trained_at) == 0
@@ -350,7 +350,7 @@ def test_documents_stored_before_keys_get_them_without_re_embedding(empty_graph,
     driver = empty_graph
     path = write(tmp_path / "news.json", ARTICLES)
     ingest(path, settings, driver, embedder)
-    driver.execute_query("MATCH (d:Document) REMOVE d.key, d.version, d.file, d.revision")
+    driver.execute_query("MATCH (d:Document) REMOVE d.key, d.version, d.files, d.revision")
     driver.execute_query("MATCH (k:Corpus) REMOVE k.document_key, k.revision")
     listed = run_cli(settings, "documents", "list", "--corpus", "news")
     assert listed.returncode == 0, listed.stderr
@@ -361,3 +361,22 @@ def test_documents_stored_before_keys_get_them_without_re_embedding(empty_graph,
     assert (summary.unchanged, summary.written_chunks) == (18, 0)
     keyed = rows(driver, "MATCH (d:Document) RETURN d.key AS key, d.version IS NOT NULL AS versioned ORDER BY key")
     assert keyed == [{"key": a["url"], "versioned": True} for a in sorted(ARTICLES, key=lambda a: a["url"])]
+
+
+def test_a_document_two_files_hold_goes_only_when_both_let_go(empty_graph, settings, embedder, tmp_path) -> None:
+    driver = empty_graph
+    a = write(tmp_path / "a.json", ARTICLES[:3])
+    b = write(tmp_path / "b.json", ARTICLES[2:5])   # article 2 is in both
+    ingest(a, settings, driver, embedder)
+    assert ingest(b, settings, driver, embedder).unchanged == 1
+    files = rows(driver, "MATCH (d:Document {key: $k}) RETURN d.files AS f", k=ARTICLES[2]["url"])[0]["f"]
+    assert sorted(files) == sorted([str(a.resolve()), str(b.resolve())])
+    summary = ingest(write(b, ARTICLES[3:5]), settings, driver, embedder)   # b drops it: a still holds it
+    assert summary.removed == 1 and summary.removal.documents == 0 and summary.removal.kept == 1
+    assert rows(driver, "MATCH (d:Document {key: $k}) RETURN d.files AS f", k=ARTICLES[2]["url"]) == [
+        {"f": [str(a.resolve())]}]
+    proc = run_cli(settings, "documents", "delete", "--corpus", "news", "--file", str(a))
+    assert proc.returncode == 0 and proc.stdout.startswith("deleted 3 documents of corpus 'news'"), proc.stdout
+    assert rows(driver, "MATCH (d:Document) RETURN d.key AS k ORDER BY k") == [
+        {"k": x["url"]} for x in sorted(ARTICLES[3:5], key=lambda x: x["url"])]
+    assert rows(driver, ORPHANS) == []

@@ -16,6 +16,7 @@ from mhgraph.graph.documents import (
     documents_by_key,
     documents_of_file,
     list_documents,
+    release_file,
     show_document,
 )
 
@@ -29,7 +30,7 @@ def documents_group() -> None:
 
 @documents_group.command("list")
 @_corpus
-@click.option("--file", "file", type=click.Path(path_type=Path), help="Only the documents last ingested from FILE.")
+@click.option("--file", "file", type=click.Path(path_type=Path), help="Only the documents FILE holds.")
 @click.pass_context
 def list_cmd(ctx: click.Context, corpus: str | None, file: Path | None) -> None:
     """Every document of the corpus: key, version, chunks (and how many have claims), title."""
@@ -58,7 +59,7 @@ def show_cmd(ctx: click.Context, corpus: str | None, key: str) -> None:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         shown = show_document(driver, graph.database, graph.corpus, key)
     doc = shown["document"]
-    for name in ("key", "version", "title", "source", "author", "category", "url", "published_at", "file",
+    for name in ("key", "version", "title", "source", "author", "category", "url", "published_at", "files",
                  "revision", "embedding_model", "chunk_size", "chunk_overlap"):
         if doc.get(name) is not None:
             click.echo(f"{name:15} {doc[name]}")
@@ -74,7 +75,7 @@ def show_cmd(ctx: click.Context, corpus: str | None, key: str) -> None:
 @_corpus
 @click.option("--key", help="The key of the document to delete.")
 @click.option("--file", "file", type=click.Path(path_type=Path),
-              help="Delete every document last ingested from FILE (the file need not exist any more).")
+              help="Delete every document FILE holds (the file need not exist any more); one another file also holds stays.")
 @click.pass_context
 def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Path | None) -> None:
     """Delete a document (--key) or every document of a file (--file), with everything that hangs
@@ -93,12 +94,17 @@ def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Pa
         if not found:
             raise MhgraphError(f"corpus '{graph.corpus}' has no document with {what} (see 'mhgraph documents list "
                                f"--corpus {graph.corpus}')")
-        removal = delete_documents(driver, graph.database, graph.corpus, found)
+        if key is not None:
+            removal = delete_documents(driver, graph.database, graph.corpus, found)
+        else:   # a document another file also holds stays, for that file
+            removal = release_file(driver, graph.database, graph.corpus, str(file.resolve()), found)
         reindex = rebuild_corpus_fulltext(driver, graph.database, graph.corpus)
     click.echo(f"deleted {removal.documents} documents of corpus '{graph.corpus}' ({what}): {removal.chunks} chunks, "
                f"{removal.claims} claims, {removal.unused} names and sources nothing else used"
                + (f"; {removal.retired} nodes kept as Retired for evaluation traces" if removal.retired else "")
                + f"; fulltext index rebuilt in {reindex:.1f} s")
+    if removal.kept:
+        click.echo(f"kept {removal.kept} documents that another file also holds (they leave {file})")
     if removal.stale_runs:
         click.echo(f"marked stale: {len(removal.stale_runs)} evaluation runs that retrieved them "
                    f"({', '.join(sorted(removal.stale_runs))})")

@@ -21,6 +21,8 @@ from mhgraph.errors import MhgraphError
 
 # the relationships of the lexical graph and the claim layer; any other reaching a node is a trace
 STRUCTURE = ("FROM_DOCUMENT", "NEXT_CHUNK", "HAS_CLAIM", "ABOUT", "TARGETS", "SYNONYM", "IN_CORPUS", "PUBLISHED_BY")
+# the Document properties, all text, a document stored before keys existed can be keyed from
+LEGACY_KEY_FIELDS = ("url", "title", "author", "category")
 # the labels a retired node keeps as Retired<label>
 RETIRED_KINDS = ("Document", "Chunk", "Claim", "Topic", "Target", "Source")
 
@@ -34,6 +36,7 @@ class Removal:
     claims: int = 0
     unused: int = 0                 # Topic / Target / Source nodes nothing else used
     retired: int = 0                # of those, kept as Retired* for evaluation traces
+    kept: int = 0                   # documents a released file held that another file still holds
     stale_runs: set[str] = field(default_factory=set)
 
     def add(self, other: Removal) -> None:
@@ -42,6 +45,7 @@ class Removal:
         self.claims += other.claims
         self.unused += other.unused
         self.retired += other.retired
+        self.kept += other.kept
         self.stale_runs |= other.stale_runs
 
 
@@ -64,7 +68,8 @@ def remove_documents(tx: neo4j.ManagedTransaction, ids: list[str]) -> Removal:
     retired = sum(_drop(tx, parts[group]) for group in ("claims", "chunks", "documents"))
     unused = tx.run(cypher.load("documents/unused"), nodes=parts["names"] + parts["sources"]).single()["nodes"]
     retired += _drop(tx, unused)
-    return Removal(len(parts["documents"]), len(parts["chunks"]), len(parts["claims"]), len(unused), retired, stale)
+    return Removal(documents=len(parts["documents"]), chunks=len(parts["chunks"]), claims=len(parts["claims"]),
+                   unused=len(unused), retired=retired, stale_runs=stale)
 
 
 def next_revision(tx: neo4j.ManagedTransaction, corpus: str) -> int:
@@ -89,6 +94,19 @@ def delete_documents(driver: neo4j.Driver, database: str | None, corpus: str,
     return total
 
 
+def release_file(driver: neo4j.Driver, database: str | None, corpus: str, file: str,
+                 documents: list[tuple[str, str, list[str]]]) -> Removal:
+    """File `file` lets go of `documents` ([(id, key, files)]): those no other file holds are
+    deleted, the others only leave it."""
+    only = [(doc_id, key) for doc_id, key, files in documents if set(files) <= {file}]
+    shared = [doc_id for doc_id, _, files in documents if not set(files) <= {file}]
+    if shared:
+        driver.execute_query(cypher.load("documents/drop_file"), ids=shared, file=file, database_=database)
+    removal = delete_documents(driver, database, corpus, only)
+    removal.kept = len(shared)
+    return removal
+
+
 def list_documents(driver: neo4j.Driver, database: str | None, corpus: str,
                    file: str | None = None) -> list[dict[str, Any]]:
     records, _, _ = driver.execute_query(cypher.load("documents/list"), corpus=corpus, file=file,
@@ -111,11 +129,11 @@ def documents_by_key(driver: neo4j.Driver, database: str | None, corpus: str, ke
 
 
 def documents_of_file(driver: neo4j.Driver, database: str | None, corpus: str, file: str,
-                      keep: list[str] | None = None) -> list[tuple[str, str]]:
-    """Documents of `corpus` last ingested from `file`, but those with keys in `keep`."""
+                      keep: list[str] | None = None) -> list[tuple[str, str, list[str]]]:
+    """Documents of `corpus` that `file` holds, but those with keys in `keep`: (id, key, files)."""
     records, _, _ = driver.execute_query(cypher.load("documents/by_file"), corpus=corpus, file=file, keep=keep,
                                          database_=database)
-    return [(r["id"], r["key"]) for r in records]
+    return [(r["id"], r["key"], r["files"]) for r in records]
 
 
 def corpus_revision(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
@@ -133,7 +151,7 @@ def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, mod
     revision, changed = changes_since(driver, database, corpus, int(trained_revision))
     if changed:
         warnings.warn(f"{model} was trained on corpus '{corpus}' at revision {trained_revision}; {changed} documents "
-                      f"were replaced or deleted since (revision {revision}): retrain it for the corpus as it is",
+                      f"were added, replaced or deleted since (revision {revision}): retrain it for the corpus as it is",
                       stacklevel=2)
     return changed
 

@@ -298,6 +298,9 @@ def _json_articles(path: Path, key: str = "auto") -> Iterator[Article | None]:
                 published = parse_datetime(fields["published_at"])
             except ValueError:
                 raise InputError(path, where, f"field 'published_at': bad date {fields['published_at']!r} (use ISO 8601)") from None
+        if not fields["body"]:   # an empty entry is skipped and counted, key or none
+            yield None
+            continue
         key_value = None
         if own_key:
             raw = value.get(key)
@@ -305,9 +308,6 @@ def _json_articles(path: Path, key: str = "auto") -> Iterator[Article | None]:
                 raise InputError(path, where, f"field '{key}' (the document key, --key) must be a non-empty string "
                                  f"or integer, got {json.dumps(raw)[:40]}")
             key_value = str(raw).strip()
-        if not fields["body"]:
-            yield None
-            continue
         yield Article(
             title=fields["title"], body=fields["body"], line=line, published_at=published, key_value=key_value,
             **{k: fields[k] or None for k in METADATA_FIELDS},

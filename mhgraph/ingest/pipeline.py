@@ -256,12 +256,14 @@ def ingest_corpus(
             todo, unchanged = [], []
             for d in documents:
                 versions = stored.get(d.key, [])
-                if versions == [(d.id, d.fingerprint)]:
+                if [(doc_id, fp) for doc_id, fp, _ in versions] == [(d.id, d.fingerprint)]:
                     unchanged.append(d)
                     continue
                 # every stored version of the key goes: an older one, or this one made another way
-                # (another model or chunking), or one half-written by an older mhgraph
-                d.replaces = [doc_id for doc_id, _ in versions]
+                # (another model or chunking), or one half-written by an older mhgraph; the files
+                # that held it still do
+                d.replaces = [doc_id for doc_id, _, _ in versions]
+                d.files = sorted({file, *(f for _, _, files in versions for f in files)})
                 tally.replaced += bool(versions)
                 todo.append(d)
             if todo:

@@ -9,12 +9,7 @@ from neo4j import Driver, ManagedTransaction
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.documents import (
-    Removal,
-    delete_documents,
-    next_revision,
-    remove_documents,
-)
+from mhgraph.graph.documents import LEGACY_KEY_FIELDS, Removal, next_revision, release_file, remove_documents
 from mhgraph.graph.schema import corpus_chunk_label
 from mhgraph.ingest.chunking import ChunkSpan
 from mhgraph.ingest.corpus import Article
@@ -32,6 +27,7 @@ class PreparedDocument:
     fingerprint: str
     embeddings: Sequence[Sequence[float]] | None = None
     replaces: list[str] = field(default_factory=list)   # ids of the stored versions it replaces
+    files: list[str] = field(default_factory=list)      # the files that hold it (this one, and the old version's)
 
     @property
     def version(self) -> str:
@@ -57,27 +53,32 @@ class GraphWriter:
     def open_corpus(self, key_rule: str) -> None:
         """Create the Corpus node (or record one more file ingested into it), and give documents
         stored before documents had keys theirs. A corpus keeps the key rule it was made with."""
-        records, _, _ = self.driver.execute_query(
+        records, _, _ = self.driver.execute_query(cypher.load("ingest/corpus_key"), corpus=self.corpus,
+                                                  database_=self.database)
+        stored = records[0]["document_key"] if records else None
+        if stored is not None and stored != key_rule:   # refused before the corpus records anything
+            raise MhgraphError(f"corpus '{self.corpus}' keys its documents by {stored}, not {key_rule}: pass --key "
+                               f"{stored} (or delete the corpus and ingest it again to key it otherwise)")
+        self.driver.execute_query(
             cypher.load("ingest/merge_corpus"), name=self.corpus, file=self.file, document_key=key_rule,
             chunk_size=self.chunking["chunk_size"], chunk_overlap=self.chunking["chunk_overlap"],
             database_=self.database)
-        if (stored := records[0]["document_key"]) != key_rule:
-            raise MhgraphError(f"corpus '{self.corpus}' keys its documents by {stored}, not {key_rule}: pass --key "
-                               f"{stored} (or delete the corpus and ingest it again to key it otherwise)")
-        field = "url" if key_rule == "auto" else key_rule
+        # documents stored before keys: keyed from a stored text property the rule names
+        field = "url" if key_rule == "auto" else key_rule if key_rule in LEGACY_KEY_FIELDS else ""
         keyed = self.driver.execute_query(cypher.load("documents/set_keys"), corpus=self.corpus, field=field,
                                           fallback=key_rule == "auto", database_=self.database).records[0]
         if keyed["unkeyed"]:
             raise MhgraphError(f"{keyed['unkeyed']} documents of corpus '{self.corpus}' were stored before documents "
-                               f"had keys and have no {field} to key them by: delete the corpus and ingest it again")
+                               f"had keys and have no {key_rule} stored to key them by: delete the corpus and ingest "
+                               "it again (or ingest with --key auto)")
 
-    def stored(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str | None]]]:
-        """key -> [(id, fingerprint)] of the stored documents with those keys."""
+    def stored(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str | None, list[str]]]]:
+        """key -> [(id, fingerprint, files)] of the stored documents with those keys."""
         records, _, _ = self.driver.execute_query(cypher.load("documents/by_keys"), corpus=self.corpus,
                                                   keys=list(keys), database_=self.database)
-        found: dict[str, list[tuple[str, str | None]]] = {}
+        found: dict[str, list[tuple[str, str | None, list[str]]]] = {}
         for r in records:
-            found.setdefault(r["key"], []).append((r["id"], r["fingerprint"]))
+            found.setdefault(r["key"], []).append((r["id"], r["fingerprint"], r["files"]))
         return found
 
     def touch(self, documents: Sequence[PreparedDocument]) -> None:
@@ -101,9 +102,10 @@ class GraphWriter:
                 removal.add(session.execute_write(self._write_document, doc))
         return removal
 
-    def remove(self, documents: Sequence[tuple[str, str]]) -> Removal:
-        """Remove documents ([(id, key)]) this file no longer holds, one transaction each."""
-        return delete_documents(self.driver, self.database, self.corpus, list(documents))
+    def remove(self, documents: Sequence[tuple[str, str, list[str]]]) -> Removal:
+        """Documents ([(id, key, files)]) this file no longer holds: removed, one transaction each,
+        unless another file still holds them (then only this file lets go of them)."""
+        return release_file(self.driver, self.database, self.corpus, self.file, list(documents))
 
     def _write_document(self, tx: ManagedTransaction, doc: PreparedDocument) -> Removal:
         a = doc.article
@@ -111,7 +113,7 @@ class GraphWriter:
         revision = next_revision(tx, self.corpus)
         document = {"id": doc.id, "key": doc.key, "version": doc.version, "title": a.title, "url": a.url,
                     "author": a.author, "category": a.category, "published_at": a.published_at, "source": a.source,
-                    "fingerprint": doc.fingerprint}
+                    "fingerprint": doc.fingerprint, "files": doc.files or [self.file]}
         assert doc.embeddings is not None and len(doc.embeddings) == len(doc.chunks)
         chunks = [{"id": chunk_id, "document_id": doc.id, "index": span.index, "text": span.text,
                    "embedding": [float(x) for x in vector], "source": a.source, "published_at": a.published_at,

@@ -10,7 +10,8 @@ CALL (d) {
 }
 CALL (d) {
   OPTIONAL MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d)
-  OPTIONAL MATCH (r:EvalRun)-[:ASKED]->(:Question)-[:RETRIEVED|HAS_GOLD]->(c)
+  OPTIONAL MATCH (r:EvalRun {corpus: d.corpus})-[:ASKED]->(:Question)-[t:RETRIEVED|HAS_GOLD]->(c)
+  WHERE t:HAS_GOLD OR t.run = r.id
   RETURN collect(DISTINCT r.id) AS runs
 }
 RETURN d {.*, source: s.name} AS document, chunks, runs

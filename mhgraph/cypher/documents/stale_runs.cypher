@@ -11,12 +11,12 @@ CALL (c) {
   UNION
   MATCH (c)-[:HAS_CLAIM]->(:Claim)-[t]-(x) WHERE NOT type(t) IN $structure RETURN t, x
 }
-CALL (t, x) {
+CALL (t, x, d) {
   WITH t, x WHERE t.run IS NOT NULL RETURN t.run AS run
   UNION
   WITH t, x WHERE t.run IS NULL AND x.run IS NOT NULL RETURN x.run AS run
   UNION
-  MATCH (r:EvalRun)-[:ASKED]->(x:Question) WHERE t.run IS NULL RETURN r.id AS run
+  MATCH (r:EvalRun {corpus: d.corpus})-[:ASKED]->(x:Question) WHERE t.run IS NULL RETURN r.id AS run
 }
 WITH run, collect(DISTINCT d.key) AS keys
 MATCH (r:EvalRun {id: run})

@@ -1,5 +1,6 @@
 // Upsert Documents of corpus $corpus with their Sources. $documents: [{id, key, version, title, url,
-// author, category, published_at, source, fingerprint}]; $file is the file they were read from,
+// author, category, published_at, source, fingerprint, files}]; `files` lists the files that hold
+// the document (the one read now, and those that held the version it replaces),
 // $revision the corpus revision this write makes (documents/changes.cypher counts what changed
 // since a revision). $embedding_model, $chunk_size, $chunk_overlap and $embed_header (the metadata
 // embedded above each chunk's text) say how the document's chunks were made, so retrieval can check
@@ -11,7 +12,7 @@ MERGE (doc:Document {id: d.id})
 SET doc.corpus = $corpus,
     doc.key = d.key,
     doc.version = d.version,
-    doc.file = $file,
+    doc.files = d.files,
     doc.revision = $revision,
     doc.title = d.title,
     doc.url = d.url,

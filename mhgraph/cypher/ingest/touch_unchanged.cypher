@@ -1,5 +1,6 @@
-// Documents found unchanged by a re-ingest of file $file: they now belong to that file, and a
-// Document stored before documents had versions gets its version. $documents: [{id, version}].
+// Documents found unchanged by a re-ingest of file $file: that file holds them too, and a Document
+// stored before documents had versions gets its version. $documents: [{id, version}].
 UNWIND $documents AS d
 MATCH (doc:Document {id: d.id})
-SET doc.file = $file, doc.version = coalesce(doc.version, d.version)
+SET doc.files = CASE WHEN $file IN coalesce(doc.files, []) THEN doc.files ELSE coalesce(doc.files, []) + $file END,
+    doc.version = coalesce(doc.version, d.version)

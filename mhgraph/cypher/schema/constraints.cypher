@@ -9,4 +9,3 @@ CREATE INDEX document_published_at IF NOT EXISTS FOR (d:Document) ON (d.publishe
 CREATE INDEX chunk_corpus IF NOT EXISTS FOR (c:Chunk) ON (c.corpus);
 CREATE INDEX document_corpus IF NOT EXISTS FOR (d:Document) ON (d.corpus);
 CREATE INDEX document_key IF NOT EXISTS FOR (d:Document) ON (d.corpus, d.key);
-CREATE INDEX document_file IF NOT EXISTS FOR (d:Document) ON (d.corpus, d.file);

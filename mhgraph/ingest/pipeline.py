@@ -230,8 +230,9 @@ def ingest_corpus(
     # Parse, chunk, embed and write one batch of articles at a time: memory holds one batch's text
     # and vectors however large the corpus. Each document is written in its own transaction, which
     # also removes the version it replaces, so an ingest killed at any point leaves every document
-    # old or new, and a re-run skips what is stored (by key and fingerprint). overlap=True writes a batch in a second thread while the next is embedded (two
-    # batches in memory, two lost to a kill): no gain with a local server on 2 cores, whose write
+    # old or new, and a re-run skips what is stored (by key and fingerprint). overlap=True writes a
+    # batch in a second thread while the next is embedded (two batches in memory, two lost to a
+    # kill): no gain with a local server on 2 cores, whose write
     # work competes with the model for the same cores (bench/results/ingest.json); it can hide a
     # remote server's latency.
     tally = Tally()

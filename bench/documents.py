@@ -73,7 +73,7 @@ def timed_ingest_with_claims(path: Path, settings, driver, embedder) -> dict:
     t0 = time.perf_counter()
     s = ingest_corpus(path, settings, driver, embedder=embedder, progress=False)
     ingest_seconds = time.perf_counter() - t0
-    built = build_claim_layer(settings, progress=False, only_new=True).summary
+    built = build_claim_layer(settings, progress=False, only_new=True, documents=s.written_ids).summary
     seconds = time.perf_counter() - t0
     removed = s.removal.documents + s.removal.chunks + s.removal.claims + s.removal.unused
     return {"seconds": round(seconds, 2), "ingest_seconds": round(ingest_seconds, 2),

@@ -116,6 +116,44 @@ def test_a_changed_article_replaces_the_old_version_everywhere(empty_graph, sett
         assert "Quillmark" in top.text, method
 
 
+def test_an_ingest_extracts_the_claims_of_what_it_wrote_and_only_that(empty_graph, settings, embedder,
+                                                                      tmp_path) -> None:
+    driver = empty_graph
+    pending = "MATCH (c:Chunk {corpus: $corpus}) WHERE c.claims_by IS NULL RETURN c.id AS id"
+    # a corpus of one article: its replacement leaves no chunk that had claims, and the layer is kept
+    solo = write(tmp_path / "solo.json", ARTICLES[:1])
+    ingest(solo, settings, driver, embedder, corpus="solo")
+    claims(driver, settings, embedder, corpus="solo")
+    write(solo, changed(ARTICLES[:1], 0))
+    proc = run_cli(replace(settings, corpus="solo"), "ingest", str(solo), "--corpus", "solo", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "claims of corpus 'solo'" in proc.stdout
+    assert rows(driver, pending, corpus="solo") == []
+    assert rows(driver, "MATCH (k:Claim {corpus: 'solo'}) WHERE k.text CONTAINS 'Quillmark' RETURN count(k) AS n"
+                )[0]["n"] > 0
+    # a build stopped after 3 chunks: an ingest extracts the chunks it wrote, not the ones the build left
+    path = write(tmp_path / "news.json", ARTICLES)
+    ingest(path, settings, driver, embedder)
+    build_claims(driver, settings.neo4j_database, "news", OfflineClaimExtractor(), embedder, limit=3, progress=False)
+    left = {r["id"] for r in rows(driver, pending, corpus="news")}
+    target = ARTICLES[len(ARTICLES) - 1]
+    target_chunks = {r["id"] for r in rows(driver, "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(:Document {key: $k}) "
+                                                    "RETURN c.id AS id", k=target["url"])}
+    assert left and target_chunks <= left
+    write(path, changed(ARTICLES, len(ARTICLES) - 1))
+    proc = run_cli(replace(settings, corpus="news"), "ingest", str(path), "--corpus", "news", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert {r["id"] for r in rows(driver, pending, corpus="news")} == left - target_chunks
+    # a corpus with no claim layer gets none
+    plain = write(tmp_path / "plain.json", ARTICLES[:2])
+    ingest(plain, settings, driver, embedder, corpus="plain")
+    write(plain, changed(ARTICLES[:2], 1))
+    proc = run_cli(replace(settings, corpus="plain"), "ingest", str(plain), "--corpus", "plain", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "replaced 1" in proc.stdout and "claims of corpus" not in proc.stdout
+    assert rows(driver, "MATCH (k:Claim {corpus: 'plain'}) RETURN count(k) AS n")[0]["n"] == 0
+
+
 def test_a_delete_leaves_no_orphan_and_equals_an_ingest_without_it(empty_graph, settings, embedder, tmp_path) -> None:
     driver = empty_graph
     without = write(tmp_path / "without.json", ARTICLES[:5] + ARTICLES[6:])

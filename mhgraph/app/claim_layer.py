@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
-from mhgraph.claims.build import ClaimsSummary, build_claims, claims_summary
+from mhgraph.claims.build import ClaimsSummary, build_claims, claim_layer_built, claims_summary
 from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
 from mhgraph.claims.merge import DEFAULT_THRESHOLD, MergeSummary, merge_all
 from mhgraph.claims.synonyms import DEFAULT_NEIGHBOURS, SynonymSummary, link_synonyms
@@ -42,27 +42,29 @@ class NameMerge:
 
 def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
                       merge_threshold: float | None = DEFAULT_THRESHOLD, cache: bool = True,
-                      progress: bool = True, only_new: bool = False) -> ClaimLayerBuild:
-    """Claims of every chunk of settings.corpus (or the graph's only corpus) not yet done, with the
-    configured language model or the offline extractor (spaCy), then near-duplicate names merged
-    (merge_threshold None: by name key only)."""
+                      progress: bool = True, only_new: bool = False,
+                      documents: Sequence[str] | None = None) -> ClaimLayerBuild:
+    """Claims of every chunk of settings.corpus (or the graph's only corpus) not yet done (only_new:
+    chunks with none; documents: only these documents' chunks), with the configured language model
+    or the offline extractor (spaCy), then near-duplicate names merged (merge_threshold None: by
+    name key only)."""
     llm = load_llm(settings, cache=cache)
     extractor = OfflineClaimExtractor() if llm is None else LLMClaimExtractor(llm)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(graph, settings)
         summary = build_claims(driver, graph.database, graph.corpus, extractor, embedder, batch_size=batch_size,
-                               limit=limit, merge_threshold=merge_threshold, progress=progress, only_new=only_new)
+                               limit=limit, merge_threshold=merge_threshold, progress=progress, only_new=only_new,
+                               documents=documents)
     return ClaimLayerBuild(summary, llm)
 
 
-def claims_pending(settings: Settings) -> bool:
-    """Whether settings.corpus has a claim layer with chunks that have no claims yet (new versions
-    an ingest wrote, or a build that stopped): an ingest then extracts theirs."""
+def has_claim_layer(settings: Settings) -> bool:
+    """Whether settings.corpus has a claim layer (built or begun): an ingest that writes documents
+    into it then extracts their claims, so the layer covers them too."""
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
-        counts = claims_summary(driver, graph.database, graph.corpus)
-    return 0 < counts["chunks_done"] < counts["chunks"]
+        return claim_layer_built(driver, graph.database, graph.corpus)
 
 
 def merge_names(settings: Settings, threshold: float = DEFAULT_THRESHOLD) -> NameMerge:

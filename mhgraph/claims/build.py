@@ -101,6 +101,13 @@ def claim_count(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
     return records[0]["claims"]
 
 
+def claim_layer_built(driver: neo4j.Driver, database: str | None, corpus: str) -> bool:
+    """Whether `corpus` has a claim layer (built, or a build begun), even if none of its chunks
+    that hold claims now is left (every one replaced)."""
+    records, _, _ = driver.execute_query(cypher.load("claims/layer_built"), corpus=corpus, database_=database)
+    return bool(records[0]["built"])
+
+
 def claims_summary(driver: neo4j.Driver, database: str | None, corpus: str) -> neo4j.Record:
     """Claims, chunks (with claims), topics, targets and bridges of `corpus`'s claim layer."""
     return driver.execute_query(cypher.load("claims/summary"), corpus=corpus, database_=database).records[0]
@@ -121,15 +128,17 @@ def _write_batch(tx: neo4j.ManagedTransaction, corpus: str, extractor: str, chun
 def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extractor: ClaimExtractor,
                  embedder: TextEmbedder, *, batch_size: int = 32, limit: int | None = None,
                  merge_threshold: float | None = DEFAULT_THRESHOLD, progress: bool = True,
-                 only_new: bool = False) -> ClaimsSummary:
+                 only_new: bool = False, documents: Sequence[str] | None = None) -> ClaimsSummary:
     """Extract, embed and store the claims of every chunk of `corpus` not yet done by `extractor`
-    (only_new: of the chunks with no claims at all; at most `limit` chunks this run), then merge
-    near-duplicate names (None: no merging)."""
+    (only_new: of the chunks with no claims at all; documents: only these documents' chunks; at
+    most `limit` chunks this run), then merge near-duplicate names (None: no merging)."""
     started = time.perf_counter()
     ensure_claim_schema(driver, database, embedder.dimensions)
     merged = {label: alias_map(driver, database, corpus, label) for label in NAME_LABELS}
     records, _, _ = driver.execute_query(cypher.load("claims/pending_chunks"), corpus=corpus,
-                                         extractor=extractor.label, only_new=only_new, database_=database)
+                                         extractor=extractor.label, only_new=only_new,
+                                         documents=None if documents is None else list(documents),
+                                         database_=database)
     pending: Sequence[neo4j.Record] = records[:limit] if limit is not None else records
     timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
     with tqdm(total=len(pending), desc=f"claims ({extractor.label})", unit="chunk", disable=not progress) as bar:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mhgraph.app.claim_layer import build_claim_layer, claims_pending
+from mhgraph.app.claim_layer import build_claim_layer, has_claim_layer
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
@@ -65,10 +65,12 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
                                 progress=not no_progress)
     click.echo("\n".join(summary.lines()))
     settings = dataclasses.replace(settings, corpus=summary.corpus)
-    # A corpus with a claim layer keeps it whole: the new versions' chunks get their claims now.
-    refresh = not with_claims and claims_pending(settings)
+    # A corpus with a claim layer keeps it whole: the documents written now get their claims (and
+    # only they: chunks a stopped 'claims build --limit' left are that command's to finish).
+    refresh = not with_claims and bool(summary.written_ids) and has_claim_layer(settings)
     if with_claims or refresh:
-        built = build_claim_layer(settings, cache=not no_cache, progress=not no_progress, only_new=refresh)
+        built = build_claim_layer(settings, cache=not no_cache, progress=not no_progress, only_new=refresh,
+                                  documents=summary.written_ids if refresh else None)
         click.echo("\n".join(built.lines()))
 
 

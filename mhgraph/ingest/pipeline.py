@@ -53,6 +53,7 @@ class IngestSummary:
     removed: int = 0        # documents of this file ingested before and no longer in it
     removal: Removal = field(default_factory=Removal)  # what the replaced and removed versions took away
     reindex_seconds: float = 0.0   # the corpus's fulltext index rebuilt after chunks were removed (0: not needed)
+    written_ids: list[str] = field(default_factory=list, repr=False)  # ids of the documents written now
 
     @property
     def added(self) -> int:
@@ -151,6 +152,7 @@ class Tally:
     tokenless: int = 0      # articles with no token at all (e.g. only zero-width characters)
     written: int = 0
     written_chunks: int = 0
+    written_ids: list[str] = field(default_factory=list)
     sources: set[str] = field(default_factory=set)
     replaced: int = 0
     # the ids and keys seen (about 100 bytes each, the only things kept per article): the same
@@ -277,6 +279,7 @@ def ingest_corpus(
                     d.embeddings = vectors[offset:offset + len(d.chunks)]
                     offset += len(d.chunks)
                 tally.written += len(todo)
+                tally.written_ids.extend(d.id for d in todo)
                 tally.written_chunks += offset
             if pending is not None:
                 bar.update(pending.result())  # re-raises a failed write before more is embedded
@@ -302,5 +305,5 @@ def ingest_corpus(
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
         embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name,
         embed_header=settings.embed_header, graph=writer.counts(), document_key=corpus.key, replaced=tally.replaced,
-        removed=len(gone), removal=removal, reindex_seconds=reindex,
+        removed=len(gone), removal=removal, reindex_seconds=reindex, written_ids=tally.written_ids,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from mhgraph import cypher
 from mhgraph.claims.build import build_claims
 from mhgraph.claims.extract import OfflineClaimExtractor
 from mhgraph.errors import InputError, MhgraphError
-from mhgraph.graph.documents import changes_since, corpus_revision, warn_if_changed
+from mhgraph.graph.documents import changes_since, corpus_facts, warn_if_changed
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval import build_retriever, registry
 from tests.conftest import SAMPLE, cli_env, run_cli, wipe
@@ -221,7 +223,23 @@ def test_a_bridge_goes_with_one_of_its_documents(empty_graph, settings, embedder
     gone, kept = bridge["docs"]
     others = {r["id"] for r in rows(driver, "MATCH (k:Claim) WHERE k.document_id <> $d RETURN k.id AS id", d=gone)}
     key = rows(driver, "MATCH (d:Document {id: $d}) RETURN d.key AS k", d=gone)[0]["k"]
-    assert run_cli(settings, "documents", "delete", "--corpus", "news", "--key", key).returncode == 0
+    # two ppr-like runs whose traces reach names only: one walked a name only `gone`'s claims use
+    # (it goes with them), the other walked the bridge (it stays)
+    lone = rows(driver, """
+        MATCH (t:Target {corpus: 'news'})<-[:TARGETS]-(k:Claim)
+        WITH t, collect(DISTINCT k.document_id) AS docs WHERE docs = [$d]
+        RETURN elementId(t) AS id ORDER BY t.key LIMIT 1""", d=gone)[0]["id"]
+    for run, node in (("walked-lone", lone), ("walked-bridge", bridge["id"])):
+        rows(driver, "CREATE (:EvalRun {id: $run, corpus: 'news'})-[:ASKED]->(:Question {id: $run + '-q'})", run=run)
+        rows(driver, cypher.load("eval/write_walk"), run=run,
+             rows=[{"question": f"{run}-q", "node": node, "role": "visited", "weight": 0.5, "rank": 1}])
+    proc = run_cli(settings, "documents", "delete", "--corpus", "news", "--key", key)
+    assert proc.returncode == 0, proc.stderr
+    assert "marked stale: 1 evaluation runs whose traces reach them (walked-lone)" in proc.stdout
+    assert rows(driver, "MATCH (r:EvalRun) RETURN r.id AS id, r.stale AS stale, r.stale_keys AS keys ORDER BY id") == [
+        {"id": "walked-bridge", "stale": None, "keys": None}, {"id": "walked-lone", "stale": True, "keys": [key]}]
+    assert rows(driver, "MATCH (:Question)-[:WALKED {run: 'walked-lone'}]->(t) RETURN labels(t) AS labels") == [
+        {"labels": ["Retired", "RetiredTarget"]}]   # the trace keeps what it walked, out of the graph
     left = rows(driver, "MATCH (t)<-[:TARGETS]-(k:Claim) WHERE elementId(t) = $t "
                         "RETURN collect(DISTINCT k.document_id) AS docs", t=bridge["id"])
     assert left == [{"docs": [kept]}]   # the name stays for the other document; no bridge any more
@@ -270,7 +288,6 @@ def test_runs_that_saw_a_changed_document_are_stale_and_keep_their_results(empty
     assert kept == {"n": total, "retired": retrieved[0]["n"]}
     assert rows(driver, "MATCH (c:Retired) WHERE c:Chunk OR c.embedding IS NOT NULL RETURN count(c) AS n")[0]["n"] == 0
     # Browser's evidence path of a question that retrieved the old version shows it as retired
-    from mhgraph import cypher
 
     question = rows(driver, "MATCH (q:Question)-[:RETRIEVED {run: 'before'}]->(:RetiredChunk) RETURN q.id AS id "
                             "LIMIT 1")[0]["id"]
@@ -288,23 +305,33 @@ def test_runs_that_saw_a_changed_document_are_stale_and_keep_their_results(empty
 
 def test_a_trained_model_is_told_the_corpus_changed(empty_graph, settings, embedder, tmp_path) -> None:
     driver = empty_graph
+    db = settings.neo4j_database
     path = write(tmp_path / "news.json", ARTICLES)
     ingest(path, settings, driver, embedder)
-    trained_at = corpus_revision(driver, settings.neo4j_database, "news")
-    assert trained_at == len(ARTICLES)   # one revision per document written
+    trained = corpus_facts(driver, db, "news")
+    assert trained["corpus_revision"] == len(ARTICLES)   # one revision per document written
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert warn_if_changed(driver, settings.neo4j_database, "news", "model m", "news", trained_at) == 0
+        assert warn_if_changed(driver, db, "news", "model m", trained) == 0
     write(path, changed(changed(ARTICLES, 2), 3)[:-1])   # two replaced, one removed
     summary = ingest(path, settings, driver, embedder)
     assert (summary.replaced, summary.removed, summary.unchanged) == (2, 1, 15)
-    assert changes_since(driver, settings.neo4j_database, "news", trained_at) == (trained_at + 3, 3)
+    assert changes_since(driver, db, "news", trained["corpus_revision"]) == (len(ARTICLES) + 3, 3)
     with pytest.warns(UserWarning, match=r"^model m was trained on corpus 'news' at revision 18; 3 documents were "
                                           r"added, replaced or deleted since \(revision 21\)"):
-        assert warn_if_changed(driver, settings.neo4j_database, "news", "model m", "news", trained_at) == 3
+        assert warn_if_changed(driver, db, "news", "model m", trained) == 3
     # a model trained on another corpus, or before revisions were recorded, is not warned about
-    assert warn_if_changed(driver, settings.neo4j_database, "news", "model m", "other", trained_at) == 0
-    assert warn_if_changed(driver, settings.neo4j_database, "news", "model m", "news", None) == 0
+    assert warn_if_changed(driver, db, "news", "model m", dict(trained, corpus="other")) == 0
+    assert warn_if_changed(driver, db, "news", "model m", dict(trained, corpus_revision=None)) == 0
+    assert warn_if_changed(driver, db, "news", "model m", None) == 0
+    # the corpus deleted and made again: its revisions start over, and the model is still told
+    assert run_cli(settings, "corpora", "delete", "news").returncode == 0
+    ingest(write(path, ARTICLES), settings, driver, embedder)
+    ingest(write(path, changed(ARTICLES, 0)), settings, driver, embedder)   # past the trained revision
+    assert corpus_facts(driver, db, "news")["corpus_revision"] > trained["corpus_revision"]
+    with pytest.warns(UserWarning, match=r"^model m was trained on corpus 'news' as made at .+; it was deleted and made "
+                                          rf"again at .+ \({len(ARTICLES)} documents\): retrain"):
+        assert warn_if_changed(driver, db, "news", "model m", trained) == len(ARTICLES)
 
 
 def test_document_keys(empty_graph, settings, embedder, tmp_path) -> None:
@@ -418,3 +445,18 @@ def test_a_document_two_files_hold_goes_only_when_both_let_go(empty_graph, setti
     assert rows(driver, "MATCH (d:Document) RETURN d.key AS k ORDER BY k") == [
         {"k": x["url"]} for x in sorted(ARTICLES[3:5], key=lambda x: x["url"])]
     assert rows(driver, ORPHANS) == []
+    # another file gives a key other content: it replaces, with a warning naming the file it came
+    # from, and an ingest of that file puts its version back, with the same warning the other way
+    c = write(tmp_path / "c.json", changed(ARTICLES[3:4], 0))
+    proc = run_cli(settings, "ingest", str(c), "--corpus", "news", "--no-progress")
+    assert proc.returncode == 0 and "(added 0, replaced 1, unchanged 0, removed 0;" in proc.stdout, proc.stderr
+    assert (f"1 documents replaced versions read from other files ({b.resolve()}), e.g. {ARTICLES[3]['url']}: "
+            "the last ingest wins") in proc.stderr
+    with pytest.warns(UserWarning, match=re.escape(f"1 documents replaced versions read from other files "
+                                                   f"({c.resolve()})")):
+        assert ingest(b, settings, driver, embedder).replaced == 1
+    assert rows(driver, "MATCH (d:Document {key: $k}) RETURN d.written_by AS w, d.files AS f",
+                k=ARTICLES[3]["url"]) == [{"w": str(b.resolve()), "f": sorted([str(b.resolve()), str(c.resolve())])}]
+    with warnings.catch_warnings():   # the same file again: nothing replaced, nothing to say
+        warnings.simplefilter("error")
+        assert ingest(b, settings, driver, embedder).unchanged == 2

@@ -87,10 +87,10 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     assert record["k"] == 2 and record["models"] == ["fold-0", "fold-1"] and "final" not in record
     assert record["options"]["bf16"] == fast_bf16()   # bfloat16 where this machine runs it fast
     # the corpus and its revision then: a later change of the corpus is warned about
-    from mhgraph.graph.documents import corpus_revision
+    from mhgraph.graph.documents import CORPUS_FACTS, corpus_facts
 
-    assert record["corpus"] == "sample"
-    assert record["corpus_revision"] == corpus_revision(sample_graph, settings.neo4j_database, "sample") > 0
+    assert {k: record[k] for k in CORPUS_FACTS} == corpus_facts(sample_graph, settings.neo4j_database, "sample")
+    assert record["corpus"] == "sample" and record["corpus_revision"] > 0 and record["corpus_created"]
     questions = load_questions(SAMPLE / "questions.json")
     kfold = KFold(2, record["seed"])
     for fold in record["folds"]:   # trained on the other fold's questions only

@@ -247,12 +247,12 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
     record = json.loads((out / "folds.json").read_text())
     assert record["k"] == 2 and record["models"] == ["fold-0", "fold-1"] and record["final"]["path"] == "all"
     assert (out / "loss.png").stat().st_size > 1000
-    from mhgraph.graph.documents import corpus_revision
+    from mhgraph.graph.documents import corpus_facts
     from mhgraph.treehop.checkpoint import TreeHopModels
 
     models = TreeHopModels.load(out, "all-MiniLM-L6-v2")
-    assert models.training_corpus == "sample"
-    assert models.training_revision == corpus_revision(sample_graph, settings.neo4j_database, "sample") > 0
+    assert models.corpus_facts == corpus_facts(sample_graph, settings.neo4j_database, "sample")
+    assert models.corpus_facts["corpus"] == "sample" and models.corpus_facts["corpus_revision"] > 0
     questions = load_questions(SAMPLE / "questions.json")
     kfold = KFold(2, record["seed"])
     for fold in record["folds"]:   # no question is in its own fold's training set
@@ -281,7 +281,7 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
     articles[0]["body"] += " A correction was appended to this article after publication."
     changed = tmp_path / "sample-changed.json"
     changed.write_text(json.dumps(articles))
-    trained_at = models.training_revision
+    trained_at = models.corpus_facts["corpus_revision"]
     try:
         assert ingest_corpus(changed, replace(settings, corpus="sample"), sample_graph,
                              progress=False).replaced == 1

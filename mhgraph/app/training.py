@@ -5,7 +5,7 @@ the trainers in mhgraph/training take data and import neither."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,7 +16,7 @@ from mhgraph.embeddings import TextEmbedder
 from mhgraph.eval.runner import chunk_embeddings, gold_matcher
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
-from mhgraph.graph.documents import corpus_revision
+from mhgraph.graph.documents import corpus_facts
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.treehop import nearest
 from mhgraph.training.reranker import chunk_texts
@@ -29,7 +29,7 @@ class TreeHopData:
     corpus: str
     embedder: TextEmbedder
     data: TrainingData
-    revision: int = 0                     # the corpus's revision (graph/documents.py) when gathered
+    corpus_facts: dict[str, Any] = field(default_factory=dict)  # the corpus then (graph/documents.py corpus_facts)
 
 
 @dataclass
@@ -39,7 +39,7 @@ class RerankerData:
     candidates: dict[str, list[str]]      # question id -> the search's candidates, best first
     texts: dict[str, str]                 # chunk id -> text
     candidates_from: dict[str, Any]       # the search's parameters
-    revision: int = 0                     # the corpus's revision when gathered
+    corpus_facts: dict[str, Any] = field(default_factory=dict)  # the corpus then (graph/documents.py corpus_facts)
 
 
 def treehop_data(settings: Settings, questions: Sequence[Question], near_k: int = 30,
@@ -61,8 +61,8 @@ def treehop_data(settings: Settings, questions: Sequence[Question], near_k: int 
             for q, rows in zip(questions[start:start + step], found):
                 near[q.id] = [c.chunk_id for c, _ in rows]
         stored = chunk_embeddings(driver, graph.database, needed_chunks(fact_chunks, near))
-        revision = corpus_revision(driver, graph.database, graph.corpus)
-    return TreeHopData(graph.corpus, embedder, training_data(questions, vectors, fact_chunks, near, stored), revision)
+        facts = corpus_facts(driver, graph.database, graph.corpus)
+    return TreeHopData(graph.corpus, embedder, training_data(questions, vectors, fact_chunks, near, stored), facts)
 
 
 def reranker_data(settings: Settings, questions: Sequence[Question], method: str, options: Any,
@@ -78,5 +78,5 @@ def reranker_data(settings: Settings, questions: Sequence[Question], method: str
                       for q in tqdm(questions, desc="candidates", unit="q", disable=not progress)}
         wanted = {c for ids in candidates.values() for c in ids} | {c for ids in gold.values() for c in ids}
         texts = chunk_texts(driver, graph.database, sorted(wanted))
-        revision = corpus_revision(driver, graph.database, graph.corpus)
-    return RerankerData(graph.corpus, gold, candidates, texts, retriever.params, revision)
+        facts = corpus_facts(driver, graph.database, graph.corpus)
+    return RerankerData(graph.corpus, gold, candidates, texts, retriever.params, facts)

@@ -60,7 +60,7 @@ def show_cmd(ctx: click.Context, corpus: str | None, key: str) -> None:
         shown = show_document(driver, graph.database, graph.corpus, key)
     doc = shown["document"]
     for name in ("key", "version", "title", "source", "author", "category", "url", "published_at", "files",
-                 "revision", "embedding_model", "chunk_size", "chunk_overlap"):
+                 "written_by", "revision", "embedding_model", "chunk_size", "chunk_overlap"):
         if doc.get(name) is not None:
             click.echo(f"{name:15} {doc[name]}")
     click.echo(f"{'chunks':15} {len(shown['chunks'])}")
@@ -79,7 +79,7 @@ def show_cmd(ctx: click.Context, corpus: str | None, key: str) -> None:
 @click.pass_context
 def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Path | None) -> None:
     """Delete a document (--key) or every document of a file (--file), with everything that hangs
-    only from them; evaluation runs that retrieved them are marked stale."""
+    only from them; evaluation runs whose traces reach them are marked stale."""
     if (key is None) == (file is None):
         raise click.UsageError("give --key KEY or --file FILE")
     settings = settings_from(ctx, corpus=corpus)
@@ -106,7 +106,7 @@ def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Pa
     if removal.kept:
         click.echo(f"kept {removal.kept} documents that another file also holds (they leave {file})")
     if removal.stale_runs:
-        click.echo(f"marked stale: {len(removal.stale_runs)} evaluation runs that retrieved them "
+        click.echo(f"marked stale: {len(removal.stale_runs)} evaluation runs whose traces reach them "
                    f"({', '.join(sorted(removal.stale_runs))})")
 
 

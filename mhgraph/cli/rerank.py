@@ -12,6 +12,7 @@ from mhgraph.benchmark import default_questions_path, load_questions, question_k
 from mhgraph.cli.method_options import method_options, pop_method_flags
 from mhgraph.cli.root import settings_from
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
 from mhgraph.rerank.onnx import export_kfold_onnx, export_onnx
 from mhgraph.retrieval import registry
@@ -75,8 +76,7 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, epochs: 
     click.echo(f"candidates: {SEARCH} {dict(search)} for {len(questions)} questions ({path})")
     data = reranker_data(settings, questions, SEARCH, search)
     record = train_reranker(questions, data.gold, data.candidates, data.texts, options, out, log=click.echo,
-                            questions_file=str(path), corpus=data.corpus, candidates_from=data.candidates_from,
-                            corpus_revision=data.revision)
+                            questions_file=str(path), candidates_from=data.candidates_from, **data.corpus_facts)
     if only_final:
         click.echo(f"written {out}/all/ and {out}/folds.json (no fold models); use it on other data with: "
                    f"--reranker {out}/all, or ship it with: mhgraph reranker export {out}/all")
@@ -129,7 +129,7 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
         raise MhgraphError(f"{source}: which questions it was trained on is not recorded in {folds}: "
                            f"give them with --questions")
     facts = {"exported": date.today().isoformat(),
-             "training": {"corpus": record.get("corpus"), "corpus_revision": record.get("corpus_revision"),
+             "training": {**{k: record.get(k) for k in CORPUS_FACTS},
                           "questions_file": Path(record.get("questions_file") or
                                                                                   questions_path or "").name,
                           "questions": len(keys), "pairs": final.get("pairs"), "seconds": final.get("seconds"),

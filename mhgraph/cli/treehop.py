@@ -69,7 +69,6 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     click.echo(f"{len(data.examples)} examples from {len({e.question_id for e in data.examples})} of "
                f"{len(questions)} questions ({path}); corpus '{name}', embeddings {model}")
     record = train_treehop(data, questions, options, out, model, log=click.echo,
-                           progress=not no_progress, questions_file=str(path), corpus=name,
-                           corpus_revision=gathered.revision)
+                           progress=not no_progress, questions_file=str(path), **gathered.corpus_facts)
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json, loss.png); "
                f"evaluate with: mhgraph eval --method treehop --treehop-model {out}")

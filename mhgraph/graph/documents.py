@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import neo4j
 
@@ -23,6 +23,8 @@ from mhgraph.errors import MhgraphError
 STRUCTURE = ("FROM_DOCUMENT", "NEXT_CHUNK", "HAS_CLAIM", "ABOUT", "TARGETS", "SYNONYM", "IN_CORPUS", "PUBLISHED_BY")
 # the Document properties, all text, a document stored before keys existed can be keyed from
 LEGACY_KEY_FIELDS = ("url", "title", "author", "category")
+# what a trained model records of the corpus it was trained on (corpus_facts), read by warn_if_changed
+CORPUS_FACTS = ("corpus", "corpus_revision", "corpus_created")
 # the labels a retired node keeps as Retired<label>
 RETIRED_KINDS = ("Document", "Chunk", "Claim", "Topic", "Target", "Source")
 
@@ -63,13 +65,19 @@ def remove_documents(tx: neo4j.ManagedTransaction, ids: list[str]) -> Removal:
     """Remove the Documents `ids` and what hangs only from them, inside transaction `tx`."""
     if not ids:
         return Removal()
-    stale = {r["run"] for r in tx.run(cypher.load("documents/stale_runs"), ids=ids, structure=list(STRUCTURE))}
+    structure = list(STRUCTURE)
+    stale = {r["run"]: r["keys"] for r in tx.run(cypher.load("documents/stale_runs"), ids=ids, structure=structure)}
     parts = tx.run(cypher.load("documents/parts"), ids=ids).single()
     retired = sum(_drop(tx, parts[group]) for group in ("claims", "chunks", "documents"))
     unused = tx.run(cypher.load("documents/unused"), nodes=parts["names"] + parts["sources"]).single()["nodes"]
+    # a run whose walk or asked target reached a name that goes with these claims is stale too
+    for r in tx.run(cypher.load("documents/stale_names"), nodes=unused, structure=structure):
+        stale[r["run"]] = sorted({*stale.get(r["run"], []), *parts["keys"]})
+    marked = {r["run"] for r in tx.run(cypher.load("documents/mark_stale"),
+                                       marks=[{"run": run, "keys": keys} for run, keys in stale.items()])}
     retired += _drop(tx, unused)
     return Removal(documents=len(parts["documents"]), chunks=len(parts["chunks"]), claims=len(parts["claims"]),
-                   unused=len(unused), retired=retired, stale_runs=stale)
+                   unused=len(unused), retired=retired, stale_runs=marked)
 
 
 def next_revision(tx: neo4j.ManagedTransaction, corpus: str) -> int:
@@ -136,19 +144,33 @@ def documents_of_file(driver: neo4j.Driver, database: str | None, corpus: str, f
     return [(r["id"], r["key"], r["files"]) for r in records]
 
 
-def corpus_revision(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
-    """The corpus's revision now (a trained model records it)."""
-    return changes_since(driver, database, corpus, 0)[0]
+def corpus_facts(driver: neo4j.Driver, database: str | None, corpus: str) -> dict[str, Any]:
+    """What a trained model records of the corpus it was trained on: its name, its revision now and
+    when it was made (a corpus deleted and made again starts its revisions over)."""
+    records, _, _ = driver.execute_query(cypher.load("documents/revision"), corpus=corpus, database_=database)
+    revision, created = (records[0]["revision"], records[0]["created"]) if records else (0, None)
+    return {"corpus": corpus, "corpus_revision": revision, "corpus_created": created}
 
 
-def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, model: str, trained_corpus: str | None,
-                    trained_revision: int | None) -> int:
-    """A one-line warning when `model`, trained on this corpus at `trained_revision`, meets it
-    changed since; returns how many documents changed (0 for a model trained elsewhere or before
-    revisions were recorded)."""
-    if trained_corpus != corpus or trained_revision is None:
+def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, model: str,
+                    trained: Mapping[str, Any] | None) -> int:
+    """A one-line warning when `model`, trained on this corpus (`trained`: the corpus_facts it
+    recorded), meets it changed since; returns how many documents changed (0 for a model trained
+    elsewhere or before revisions were recorded)."""
+    trained = trained or {}
+    if trained.get("corpus") != corpus or trained.get("corpus_revision") is None:
         return 0
-    revision, changed = changes_since(driver, database, corpus, int(trained_revision))
+    made = trained.get("corpus_created")
+    now = corpus_facts(driver, database, corpus)
+    if made and now["corpus_created"] and made != now["corpus_created"]:
+        # another corpus of the same name: every document it holds is new to the model
+        _, changed = changes_since(driver, database, corpus, 0)
+        warnings.warn(f"{model} was trained on corpus '{corpus}' as made at {made}; it was deleted and made again "
+                      f"at {now['corpus_created']} ({changed} documents): retrain it for the corpus as it is",
+                      stacklevel=2)
+        return changed
+    trained_revision = int(trained["corpus_revision"])
+    revision, changed = changes_since(driver, database, corpus, trained_revision)
     if changed:
         warnings.warn(f"{model} was trained on corpus '{corpus}' at revision {trained_revision}; {changed} documents "
                       f"were added, replaced or deleted since (revision {revision}): retrain it for the corpus as it is",

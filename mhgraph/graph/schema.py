@@ -54,7 +54,8 @@ def ensure_fulltext_indexes(driver: Driver, database: str | None, corpus: str) -
     if LEGACY_FULLTEXT_INDEX in existing:
         names += driver.execute_query(cypher.load("corpora/all_names"), database_=database).records[0]["names"]
     for name in dict.fromkeys(names):
-        if fulltext_index(name) not in existing or name == corpus:
+        # an index that exists has every chunk labelled: the label comes first (ensure_corpus_fulltext)
+        if fulltext_index(name) not in existing:
             ensure_corpus_fulltext(driver, database, name)
     if LEGACY_FULLTEXT_INDEX in existing:
         driver.execute_query(cypher.load("schema/drop_index"), name=LEGACY_FULLTEXT_INDEX, database_=database)

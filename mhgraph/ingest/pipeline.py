@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from neo4j import Driver
 from tqdm import tqdm
@@ -75,7 +75,7 @@ class IngestSummary:
                   else "")
                + (f"; fulltext index rebuilt in {self.reindex_seconds:.1f} s" if self.reindex_seconds else "")]
               if self.removal.documents else []),
-            *([f"  stale     {len(self.removal.stale_runs)} evaluation runs retrieved a changed document: "
+            *([f"  stale     {len(self.removal.stale_runs)} evaluation runs whose traces reach a changed document: "
                f"marked stale ({', '.join(sorted(self.removal.stale_runs)[:3])}"
                f"{', ...' if len(self.removal.stale_runs) > 3 else ''})"] if self.removal.stale_runs else []),
             f"  chunks    {self.chunks}",
@@ -159,6 +159,10 @@ class Tally:
     # article twice in one file is stored once; documents of the file whose keys were not seen are removed
     seen: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
+    # documents whose stored version was read from another file (a few keys kept, to name them), and those files
+    foreign: int = 0
+    foreign_keys: list[str] = field(default_factory=list)
+    foreign_files: set[str] = field(default_factory=set)
 
 
 def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model: str,
@@ -203,7 +207,10 @@ def ingest_corpus(
     embedder: TextEmbedder | None = None,
     overlap: bool = False,
     progress: bool = True,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestSummary:
+    """Parse, chunk, embed and write the corpus file `path`; `on_progress(done, total)` is
+    called as articles are written (a server's job reports it)."""
     started = time.perf_counter()
     corpus = open_corpus(path, fmt, settings.document_key)
     # A first pass validates the whole file, holding none of it: bad input raises InputError
@@ -252,6 +259,14 @@ def ingest_corpus(
     with tqdm(total=articles, desc="ingest", unit="doc", disable=not progress) as bar, \
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as pool:
         pending: Future[int] | None = None
+
+        done = [0]   # articles read and written so far (a disabled bar counts nothing)
+
+        def advance(articles_done: int) -> None:
+            bar.update(articles_done)
+            done[0] += articles_done
+            if on_progress is not None:
+                on_progress(done[0], articles)
         for batch in batched(corpus.articles(), batch_size):
             documents = prepare(batch, name, chunker, embedder.model_name, tally, settings.embed_header,
                                 corpus.key)
@@ -259,15 +274,21 @@ def ingest_corpus(
             todo, unchanged = [], []
             for d in documents:
                 versions = stored.get(d.key, [])
-                if [(doc_id, fp) for doc_id, fp, _ in versions] == [(d.id, d.fingerprint)]:
+                if [(v.id, v.fingerprint) for v in versions] == [(d.id, d.fingerprint)]:
                     unchanged.append(d)
                     continue
                 # every stored version of the key goes: an older one, or this one made another way
                 # (another model or chunking), or one half-written by an older mhgraph; the files
                 # that held it still do
-                d.replaces = [doc_id for doc_id, _, _ in versions]
-                d.files = sorted({file, *(f for _, _, files in versions for f in files)})
+                d.replaces = [v.id for v in versions]
+                d.files = sorted({file, *(f for v in versions for f in v.files)})
                 tally.replaced += bool(versions)
+                others = {v.written_by for v in versions if v.written_by and v.written_by != file}
+                if others:   # two files give the key different content: say so, the last ingest wins
+                    tally.foreign += 1
+                    tally.foreign_files |= others
+                    if len(tally.foreign_keys) < 3:
+                        tally.foreign_keys.append(d.key)
                 todo.append(d)
             if todo:
                 t0 = time.perf_counter()
@@ -282,16 +303,20 @@ def ingest_corpus(
                 tally.written_ids.extend(d.id for d in todo)
                 tally.written_chunks += offset
             if pending is not None:
-                bar.update(pending.result())  # re-raises a failed write before more is embedded
+                advance(pending.result())  # re-raises a failed write before more is embedded
             pending = pool.submit(write, todo, unchanged, len(batch))
             if not overlap:
-                bar.update(pending.result())
+                advance(pending.result())
                 pending = None
             release_free_memory()  # the batch's activations, freed by now, go back to the system
             bar.set_postfix(chunks=tally.written_chunks, refresh=False)
         if pending is not None:
-            bar.update(pending.result())
+            advance(pending.result())
 
+    if tally.foreign:
+        warnings.warn(f"{path}: {tally.foreign} documents replaced versions read from other files "
+                      f"({', '.join(sorted(tally.foreign_files)[:3])}), e.g. {', '.join(tally.foreign_keys)}: the "
+                      f"last ingest wins, and an ingest of the other file puts its version back", stacklevel=2)
     # documents this file held at an earlier ingest and holds no more
     gone = documents_of_file(driver, database, name, file, keep=sorted(tally.keys))
     t0 = time.perf_counter()

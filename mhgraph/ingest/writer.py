@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from neo4j import Driver, ManagedTransaction
 
@@ -33,6 +33,15 @@ class PreparedDocument:
     def version(self) -> str:
         """The content hash."""
         return self.article.id
+
+
+class StoredVersion(NamedTuple):
+    """A stored document of a key, as an ingest finds it."""
+
+    id: str
+    fingerprint: str | None     # None: half-written by an older mhgraph
+    files: list[str]            # the files that hold it
+    written_by: str | None      # the file its version was read from (None: not recorded)
 
 
 class GraphWriter:
@@ -72,13 +81,14 @@ class GraphWriter:
                                f"had keys and have no {key_rule} stored to key them by: delete the corpus and ingest "
                                "it again (or ingest with --key auto)")
 
-    def stored(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str | None, list[str]]]]:
-        """key -> [(id, fingerprint, files)] of the stored documents with those keys."""
+    def stored(self, keys: Iterable[str]) -> dict[str, list[StoredVersion]]:
+        """key -> the stored documents (versions) with that key."""
         records, _, _ = self.driver.execute_query(cypher.load("documents/by_keys"), corpus=self.corpus,
                                                   keys=list(keys), database_=self.database)
-        found: dict[str, list[tuple[str, str | None, list[str]]]] = {}
+        found: dict[str, list[StoredVersion]] = {}
         for r in records:
-            found.setdefault(r["key"], []).append((r["id"], r["fingerprint"], r["files"]))
+            found.setdefault(r["key"], []).append(StoredVersion(r["id"], r["fingerprint"], r["files"],
+                                                                r["written_by"]))
         return found
 
     def touch(self, documents: Sequence[PreparedDocument]) -> None:

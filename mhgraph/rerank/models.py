@@ -30,6 +30,7 @@ import numpy as np
 from mhgraph.embeddings import load_embedder
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 from mhgraph.training.folds import KFold
@@ -199,8 +200,8 @@ class KFoldReranker:
                  max_length: int | None = None) -> None:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
-        self.trained_corpus = facts.get("corpus")   # the corpus its questions' gold chunks are in
-        self.trained_revision = facts.get("corpus_revision")   # that corpus's revision then
+        # the corpus its questions' gold chunks are in, its revision then and when it was made
+        self.corpus_facts = {k: facts.get(k) for k in CORPUS_FACTS}
         # the fusion weight an export recorded for its fold models (`reranker export --rerank-weight`)
         self.rerank_weight = float(facts.get("rerank_weight", 1.0))
         self.paths = [self.directory / m for m in facts["models"]]

@@ -23,6 +23,7 @@ import numpy as np
 from mhgraph.benchmark import question_key
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, cut_label
 from mhgraph.training.folds import KFold
 
@@ -167,8 +168,8 @@ class OnnxCrossEncoderReranker:
         # the weight to fuse its scores with the search's at, when the user gives none (retrieval/metarag.py)
         self.rerank_weight = float(description.get("rerank_weight", 1.0))
         self.trained_on = frozenset(description.get("trained_on") or ())
-        self.trained_corpus = (description.get("training") or {}).get("corpus")   # None: not recorded
-        self.trained_revision = (description.get("training") or {}).get("corpus_revision")
+        # the corpus it was trained on, its revision and when it was made (None: not recorded)
+        self.corpus_facts = {k: (description.get("training") or {}).get(k) for k in CORPUS_FACTS}
         self.name = f"onnx-cross-encoder:{name or self.folder}"
         self.name += cut_label(self.max_length, exported_length)
         if self.trained_on:

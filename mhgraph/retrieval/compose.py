@@ -83,7 +83,7 @@ class ComposedRetriever(Retriever):
     @property
     def _reranker_training(self) -> dict[str, Any] | None:
         """Where the reranker learned, when it records it: in-domain when on this corpus's questions."""
-        corpus = getattr(self.reranker, "trained_corpus", None)
+        corpus = (getattr(self.reranker, "corpus_facts", None) or {}).get("corpus")
         return {"corpus": corpus, "in_domain_trained": corpus == self.candidates.params.get("corpus")} if corpus else None
 
     def trained_models(self):
@@ -222,7 +222,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         ctx.status(f"loading reranker {stages.rerank}")
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
-                        getattr(reranker, "trained_corpus", None), getattr(reranker, "trained_revision", None))
+                        getattr(reranker, "corpus_facts", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
                              rerank_weight=fusion_weight(reranker, options.rerank_weight), note=note)

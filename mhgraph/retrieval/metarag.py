@@ -205,7 +205,7 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
         ctx.status(f"loading reranker {options.reranker_name}")
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {options.reranker_name}",
-                        getattr(reranker, "trained_corpus", None), getattr(reranker, "trained_revision", None))
+                        getattr(reranker, "corpus_facts", None))
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
                             candidates=options.candidates, reranker=reranker, search=options.search,

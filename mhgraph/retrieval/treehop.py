@@ -222,8 +222,7 @@ def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
                            f"Neo4j 2026.01 or later (this server is {g.capabilities.version})")
     ctx.status(f"loading TreeHop model {options.model or 'packaged'}")
     models = TreeHopModels.load(Path(options.model) if options.model else PACKAGED, ctx.embedder.model_name)
-    warn_if_changed(g.driver, g.database, g.corpus, f"TreeHop model {models.name}", models.training_corpus,
-                    models.training_revision)
+    warn_if_changed(g.driver, g.database, g.corpus, f"TreeHop model {models.name}", models.corpus_facts)
     extractor = (build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
                                  questions=ctx.questions) if options.filter else None)
     return TreeHopRetriever(g.driver, ctx.embedder, models, g.database, corpus=g.corpus,

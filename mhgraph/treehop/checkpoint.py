@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mhgraph.benchmark import question_key
 from mhgraph.embeddings import canonical_model_name
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.training.folds import FOLDS_FILE, KFold
 from mhgraph.treehop.model import TreeHopConfig, TreeHopModel
 
@@ -91,8 +92,8 @@ class TreeHopModels:
         # the questions a single checkpoint was trained on, as keys (mhgraph.benchmark.question_key)
         self.trained_on = frozenset(training.get("question_keys", ())) if kfold is None else frozenset()
         recorded = kfold_facts if kfold_facts is not None else training
-        self.training_corpus = recorded.get("corpus")
-        self.training_revision = recorded.get("corpus_revision")   # the corpus's revision then (None: not recorded)
+        # the corpus it was trained on, its revision and when it was made (None: not recorded)
+        self.corpus_facts = {k: recorded.get(k) for k in CORPUS_FACTS}
 
     @classmethod
     def load(cls, directory: Path, embedding_model: str | None = None) -> "TreeHopModels":
@@ -122,7 +123,7 @@ class TreeHopModels:
 
     def in_domain_for(self, corpus: str) -> bool:
         """Trained on this corpus's questions: k-fold, or a single model whose training names it."""
-        return self.in_domain or (self.checkpoints[0].model.trainable and self.training_corpus == corpus)
+        return self.in_domain or (self.checkpoints[0].model.trainable and self.corpus_facts["corpus"] == corpus)
 
     def saw(self, question: str) -> bool:
         """Whether the model that scores `question` was trained on it: never for k-fold models (each

@@ -6,6 +6,6 @@ OPTIONAL MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d)
 OPTIONAL MATCH (c)-[:HAS_CLAIM]->(k:Claim)
 OPTIONAL MATCH (k)-[:ABOUT|TARGETS]->(n)
 OPTIONAL MATCH (d)-[:PUBLISHED_BY]->(s:Source)
-RETURN collect(DISTINCT elementId(d)) AS documents, collect(DISTINCT elementId(c)) AS chunks,
+RETURN collect(DISTINCT d.key) AS keys, collect(DISTINCT elementId(d)) AS documents, collect(DISTINCT elementId(c)) AS chunks,
        collect(DISTINCT elementId(k)) AS claims, collect(DISTINCT elementId(n)) AS names,
        collect(DISTINCT elementId(s)) AS sources

@@ -1,6 +1,5 @@
-// Evaluation runs whose traces reach the chunks or claims of the Documents $ids (about to be
-// replaced or deleted) are marked stale: r.stale = true, r.stale_keys gains those documents'
-// keys, r.stale_at = now. A trace edge is any relationship whose type is not in $structure (the
+// The evaluation runs whose traces reach the chunks or claims of the Documents $ids (about to be
+// replaced or deleted), each with those documents' keys (documents/mark_stale.cypher marks them). A trace edge is any relationship whose type is not in $structure (the
 // lexical graph's and claim layer's own); it belongs to a run by its `run` property, by the run
 // property of the node it comes from (a Step), or else to every run that asked its Question
 // (HAS_GOLD, FROM_CLAIM). The runs keep their results: the traced nodes are retired, not deleted.
@@ -18,9 +17,4 @@ CALL (t, x, d) {
   UNION
   MATCH (r:EvalRun {corpus: d.corpus})-[:ASKED]->(x:Question) WHERE t.run IS NULL RETURN r.id AS run
 }
-WITH run, collect(DISTINCT d.key) AS keys
-MATCH (r:EvalRun {id: run})
-SET r.stale = true,
-    r.stale_keys = coalesce(r.stale_keys, []) + [k IN keys WHERE NOT k IN coalesce(r.stale_keys, [])],
-    r.stale_at = datetime()
-RETURN r.id AS run
+RETURN run, collect(DISTINCT d.key) AS keys

@@ -1,6 +1,7 @@
 // Upsert Documents of corpus $corpus with their Sources. $documents: [{id, key, version, title, url,
 // author, category, published_at, source, fingerprint, files}]; `files` lists the files that hold
-// the document (the one read now, and those that held the version it replaces),
+// the document (the one read now, and those that held the version it replaces), `written_by` the
+// file this version was read from ($file),
 // $revision the corpus revision this write makes (documents/changes.cypher counts what changed
 // since a revision). $embedding_model, $chunk_size, $chunk_overlap and $embed_header (the metadata
 // embedded above each chunk's text) say how the document's chunks were made, so retrieval can check
@@ -13,6 +14,7 @@ SET doc.corpus = $corpus,
     doc.key = d.key,
     doc.version = d.version,
     doc.files = d.files,
+    doc.written_by = $file,
     doc.revision = $revision,
     doc.title = d.title,
     doc.url = d.url,

@@ -14,3 +14,7 @@ class InputError(MhgraphError):
         self.detail = message
         location = f"{self.path}:{where}" if where else self.path
         super().__init__(f"{location}: {message}")
+
+
+class NotFoundError(MhgraphError):
+    """Something named does not exist: a corpus, a method, a run, a document (HTTP 404)."""

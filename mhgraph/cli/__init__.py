@@ -4,7 +4,7 @@ metarag's reranker, the claim layer)."""
 
 import importlib
 
-from mhgraph.cli import corpus, documents, evaluate, generate, methods, runs, search, server  # noqa: F401  (each registers)
+from mhgraph.cli import corpus, documents, evaluate, generate, methods, runs, search, serve, server  # noqa: F401,E501  (each registers)
 from mhgraph.cli.root import cli, main
 from mhgraph.retrieval import registry
 

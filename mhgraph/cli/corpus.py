@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
 
-from mhgraph.app.claim_layer import build_claim_layer, has_claim_layer
+from mhgraph.app.ingestion import ingest_file
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
@@ -54,24 +53,13 @@ def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: i
            with_claims: bool, no_progress: bool, no_cache: bool, **overrides: object) -> None:
     """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample.
     With --claims, its claim layer after (--llm-backend / --llm-model choose the extractor)."""
-    from mhgraph.ingest.pipeline import ingest_corpus
-
     settings = settings_from(ctx, **overrides)
     path = path or sample_corpus_path()
     if no_progress:
         quiet_progress()
-    with connect(settings) as driver:
-        summary = ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size, overlap=overlap_writes,
-                                progress=not no_progress)
-    click.echo("\n".join(summary.lines()))
-    settings = dataclasses.replace(settings, corpus=summary.corpus)
-    # A corpus with a claim layer keeps it whole: the documents written now get their claims (and
-    # only they: chunks a stopped 'claims build --limit' left are that command's to finish).
-    refresh = not with_claims and bool(summary.written_ids) and has_claim_layer(settings)
-    if with_claims or refresh:
-        built = build_claim_layer(settings, cache=not no_cache, progress=not no_progress, only_new=refresh,
-                                  documents=summary.written_ids if refresh else None)
-        click.echo("\n".join(built.lines()))
+    ingested = ingest_file(settings, path, fmt=fmt, batch_size=batch_size, overlap=overlap_writes,
+                           with_claims=with_claims, cache=not no_cache, progress=not no_progress)
+    click.echo("\n".join(ingested.lines()))
 
 
 @cli.group(invoke_without_command=True)

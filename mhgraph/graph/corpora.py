@@ -14,7 +14,7 @@ from datetime import datetime
 from neo4j import Driver
 
 from mhgraph import cypher
-from mhgraph.errors import MhgraphError
+from mhgraph.errors import MhgraphError, NotFoundError
 from mhgraph.graph.schema import drop_corpus_fulltext
 
 UNNAMED = "(unnamed)"   # how Documents stored before corpora had names are shown
@@ -51,7 +51,7 @@ def resolve_corpus(driver: Driver, database: str | None, name: str | None) -> st
     if name is not None:
         if name not in names:
             known = ", ".join(names) or "none"
-            raise MhgraphError(f"no corpus '{name}' in the graph (corpora: {known}; see 'mhgraph corpora')")
+            raise NotFoundError(f"no corpus '{name}' in the graph (corpora: {known}; see 'mhgraph corpora')")
         return name
     if unnamed:
         raise MhgraphError("the graph holds documents ingested before corpora had names: re-ingest their file, "

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from mhgraph.config import DEFAULT_EMBEDDING_MODEL, SHARED, Settings
 from mhgraph.embeddings import TextEmbedder, canonical_model_name, load_embedder
-from mhgraph.errors import MhgraphError
+from mhgraph.errors import MhgraphError, NotFoundError
 from mhgraph.graph.context import GraphContext
 from mhgraph.graph.schema import (
     VECTOR_INDEX,
@@ -166,7 +166,7 @@ def get(name: str) -> MethodSpec:
     known = names()
     if name in _registered:
         return _registered[name]
-    raise MhgraphError(f"unknown method '{name}' (available: {', '.join(known)})")
+    raise NotFoundError(f"unknown method '{name}' (available: {', '.join(known)})")
 
 
 def specs() -> list[MethodSpec]:

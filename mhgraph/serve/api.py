@@ -1,0 +1,251 @@
+"""The HTTP API (`mhgraph serve`): FastAPI routes over the shared resources, with the CLI's
+methods, options and one-line errors (a missing corpus, method, run or job: 404; bad input: 422
+naming the field; another refusal: 400). OpenAPI docs at /docs.
+
+Routes are plain functions: FastAPI runs them in its worker threads, so a slow search does not
+hold up the others."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from contextlib import asynccontextmanager
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, AsyncIterator, Iterator
+
+import anyio.to_thread
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import APIKeyHeader
+from pydantic import ValidationError
+
+from mhgraph import __version__
+from mhgraph.app.ingestion import ingest_file
+from mhgraph.config import check_corpus_name, check_key_rule
+from mhgraph.errors import InputError, MhgraphError, NotFoundError
+from mhgraph.eval import traces
+from mhgraph.graph.corpora import list_corpora
+from mhgraph.ingest.corpus import open_corpus
+from mhgraph.retrieval import registry
+from mhgraph.serve.auth import REFUSED, key_matches, key_sent
+from mhgraph.serve.jobs import Jobs, staged_upload
+from mhgraph.serve.resources import Resources
+from mhgraph.serve.schemas import AskRequest, IngestRequest, Job, QueryRequest, QueryResponse, chunk_json, result_json
+
+API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False,
+                              description="The server's key (MHGRAPH_API_KEY); also accepted as 'Authorization: "
+                                          "Bearer KEY'. Required when the server has one.")
+
+
+def one_line(exc: ValidationError | RequestValidationError) -> str:
+    """The first validation error as 'where: what' (body.k: Input should be ...)."""
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error.get("loc", ())) or "body"
+    return f"{where}: {error.get('msg', 'invalid')}"
+
+
+def create_app(resources: Resources, *, api_key: str | None = None, cors_origins: tuple[str, ...] = (),
+               uploads: Path | None = None, threads: int | None = None) -> FastAPI:
+    """The API over `resources`. With `api_key`, every route but /health wants it; `cors_origins`
+    may call it from a browser; uploaded corpus files are kept under `uploads` (default: a
+    temporary folder); `threads` requests are served at once (default: anyio's 40)."""
+    jobs = Jobs()
+    upload_dir = uploads or Path(tempfile.mkdtemp(prefix="mhgraph-uploads-"))
+
+    def authorised(request: Request, key: str | None = Depends(API_KEY_HEADER)) -> None:
+        if api_key is not None and not key_matches(key_sent(request.headers), api_key):
+            raise HTTPException(401, REFUSED, headers={"WWW-Authenticate": "Bearer"})
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if threads is not None:
+            anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        yield
+        jobs.shutdown()
+        resources.close()
+
+    app = FastAPI(title="mhgraph", version=__version__, lifespan=lifespan,
+                  description="Multi-hop retrieval over a Neo4j knowledge graph: evidence per hop, cited answers, "
+                              "corpora, methods, evaluation runs and ingest jobs.")
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
+                           allow_headers=["*"])
+    app.state.resources, app.state.jobs = resources, jobs
+    guarded = [Depends(authorised)]
+
+    @app.exception_handler(NotFoundError)
+    def not_found(request: Request, exc: NotFoundError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(InputError)
+    def bad_input(request: Request, exc: InputError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(MhgraphError)
+    def refused(request: Request, exc: MhgraphError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": one_line(exc), "errors": json.loads(json.dumps(exc.errors(), default=str))},
+                            status_code=422)
+
+    @app.get("/health", summary="The server and its Neo4j connection")
+    def health() -> dict[str, Any]:
+        try:
+            resources.driver.verify_connectivity()
+        except Exception as exc:
+            raise HTTPException(503, f"Neo4j is not reachable: {exc}") from None
+        return {"status": "ok", "version": __version__, "neo4j": resources.settings.uri}
+
+    @app.get("/corpora", dependencies=guarded, summary="The corpora in the graph")
+    def corpora() -> list[dict[str, Any]]:
+        return [{"name": c.name, "documents": c.documents, "chunks": c.chunks, "sources": c.sources,
+                 "files": list(c.files), "embedding_models": list(c.embedding_models),
+                 "embed_headers": list(c.embed_headers),
+                 "updated_at": c.updated_at.isoformat() if c.updated_at else None}
+                for c in list_corpora(resources.driver, resources.database)]
+
+    @app.get("/methods", dependencies=guarded, summary="The retrieval methods, each with its options' schema")
+    def methods() -> list[dict[str, Any]]:
+        return [{"name": spec.name, "description": spec.description, "extra": spec.extra,
+                 "options": spec.options.model_json_schema()} for spec in registry.specs()]
+
+    @app.post("/query", dependencies=guarded, response_model=QueryResponse,
+              summary="Evidence per hop, with scores, parents and the method's diagnostics")
+    def query(body: QueryRequest) -> dict[str, Any]:
+        return result_json(resources.search(body.question, body.method, body.k, body.corpus, body.options))
+
+    @app.post("/ask", dependencies=guarded, summary="An answer with citations, or an abstention",
+              responses={200: {"content": {"text/event-stream": {}},
+                               "description": "JSON; or with stream: true, server-sent events: 'evidence', "
+                                              "'token' (repeated), 'answer'."}})
+    def ask(body: AskRequest) -> Any:
+        reader = resources.reader()   # a model problem shows before retrieval
+        result = resources.search(body.question, body.method, body.k, body.corpus, body.options)
+        chunks = result.final_ranking()[:body.k]
+        evidence = {"method": result.method, "corpus": result.params.get("corpus"), "reader": reader.label,
+                    "chunks": [chunk_json(c) for c in chunks]}
+        if not body.stream:
+            answer = reader.answer(body.question, chunks)
+            return {**evidence, "answer": answer.to_json()}
+
+        def events() -> Iterator[str]:
+            yield sse("evidence", evidence)
+            for piece in reader.stream(body.question, chunks):
+                if isinstance(piece, str):
+                    yield sse("token", {"text": piece})
+                else:
+                    yield sse("answer", piece.to_json())
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.get("/runs", dependencies=guarded, summary="The evaluation runs stored in the graph, newest first")
+    def runs() -> list[dict[str, Any]]:
+        return [{**r, "started_at": str(r["started_at"]) if r.get("started_at") is not None else None}
+                for r in traces.list_runs(resources.driver, resources.database)]
+
+    @app.get("/runs/{run_id}", dependencies=guarded, summary="One run's summary (its report.json)")
+    def run(run_id: str) -> dict[str, Any]:
+        stored = traces.run_summary(resources.driver, resources.database, run_id)
+        if stored is None:
+            raise NotFoundError(f"no run '{run_id}' in the graph (GET /runs lists them)")
+        stale = traces.stale_runs(resources.driver, resources.database, [run_id])
+        return {"id": run_id, "stale": run_id in stale, "stale_keys": stale.get(run_id, []),
+                "summary": json.loads(stored)}
+
+    @app.post("/ingest", dependencies=guarded, status_code=202, response_model=Job,
+              summary="Ingest a corpus file, named (JSON) or uploaded (multipart 'file'), as a background job",
+              openapi_extra={"requestBody": {"required": True, "content": {
+                  "application/json": {"schema": IngestRequest.model_json_schema()},
+                  "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
+                      "file": {"type": "string", "format": "binary"}, "corpus": {"type": "string"},
+                      "format": {"type": "string", "enum": ["json", "flat"]},
+                      "document_key": {"type": "string"}}}}}}})
+    async def ingest(request: Request) -> dict[str, Any]:
+        upload_name = staged = None
+        if request.headers.get("content-type", "").startswith("multipart/form-data"):
+            form = await request.form()
+            upload = form.get("file")
+            if upload is None or isinstance(upload, str):
+                raise InputError("request", "file", "a multipart ingest needs the corpus file as 'file'")
+            upload_name = Path(upload.filename or "corpus.json").name
+            staged, target = staged_upload(upload_dir, upload_name)
+            with staged.open("wb") as out:
+                shutil.copyfileobj(upload.file, out)
+            fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str) and v}
+            body = validated(IngestRequest, {"path": str(target), **fields})
+        else:
+            try:
+                payload = await request.json()
+            except ValueError:
+                raise InputError("request", "body", "not JSON: send {\"path\": ...} or a multipart upload") from None
+            body = validated(IngestRequest, payload)
+        try:
+            # the server's corpus is what searches default to; an ingest names its own, else the file does
+            settings = replace(resources.settings, corpus=body.corpus,
+                               **({"document_key": body.document_key} if body.document_key else {}))
+            if body.corpus:
+                check_corpus_name(body.corpus)
+            if body.document_key:
+                check_key_rule(body.document_key)
+            # the CLI's first pass, before the job is queued: bad input is a 422 naming the line
+            await anyio.to_thread.run_sync(check_file, staged or Path(body.path), body.format, settings.document_key)
+        except InputError as exc:
+            if staged is None:
+                raise
+            staged.unlink(missing_ok=True)
+            raise InputError(upload_name, exc.where, exc.detail) from None   # the file as it was uploaded
+        except MhgraphError as exc:   # a corpus name or key rule
+            if staged is not None:
+                staged.unlink(missing_ok=True)
+            raise InputError("request", "body", str(exc)) from None
+
+        def work(progress: Any) -> dict[str, Any]:
+            path = Path(body.path)
+            if staged is not None:
+                staged.replace(path)
+            done = ingest_file(settings, path, fmt=body.format, cache=resources.cache, progress=False,
+                               on_progress=progress)
+            s = done.summary
+            return {"corpus": s.corpus, "documents": s.documents, "added": s.added, "replaced": s.replaced,
+                    "unchanged": s.unchanged, "removed": s.removed, "chunks_written": s.written_chunks,
+                    "seconds": round(s.seconds, 2), "lines": done.lines()}
+
+        return asdict(jobs.submit("ingest", work))
+
+    @app.get("/jobs", dependencies=guarded, response_model=list[Job], summary="The server's jobs")
+    def all_jobs() -> list[dict[str, Any]]:
+        return [asdict(j) for j in jobs.all()]
+
+    @app.get("/jobs/{job_id}", dependencies=guarded, response_model=Job, summary="A job's status and progress")
+    def job(job_id: str) -> dict[str, Any]:
+        return asdict(jobs.get(job_id))
+
+    return app
+
+
+def validated(model: Any, payload: Any) -> Any:
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in ("body", *error.get("loc", ())))
+        raise InputError("request", where, error.get("msg", "invalid")) from None
+
+
+def check_file(path: Path, fmt: str | None, key: str) -> None:
+    """The corpus file's first pass (InputError at its first bad entry), as `mhgraph ingest` makes it."""
+    if not path.is_file():
+        raise InputError(path, "", "no such file on the server")
+    open_corpus(path, fmt, key).check()
+
+
+def sse(event: str, data: Any) -> str:
+    """One server-sent event."""
+    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n"

@@ -1,0 +1,143 @@
+"""What every request of a server shares: one pooled Neo4j driver, each model loaded once, and the
+retrievers built from them, kept while their corpus is unchanged.
+
+Requests run in worker threads. The Neo4j driver and the LLM layer are thread-safe (the LLM layer
+serialises generation itself); an embedder or a reranker is called under its own lock, since a
+fast tokenizer raises "Already borrowed" when two threads use it at once. The retrievers keep no
+state between searches, so one serves concurrent requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from mhgraph.answer import build_reader
+from mhgraph.app.search import language_model
+from mhgraph.config import Settings
+from mhgraph.embeddings import TextEmbedder, load_embedder
+from mhgraph.errors import InputError
+from mhgraph.graph.connection import connect
+from mhgraph.graph.context import GraphContext
+from mhgraph.graph.documents import corpus_facts
+from mhgraph.graph.schema import corpus_embedding_model
+from mhgraph.options import MethodOptions
+from mhgraph.retrieval import registry
+from mhgraph.retrieval.base import Retriever
+from mhgraph.types import RetrievalResult
+
+# retrievers kept (method, corpus state, options); the oldest goes first
+RETRIEVERS_KEPT = 32
+
+
+class Serialized:
+    """`target` with its methods called one at a time (attributes read through)."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return value(*args, **kwargs)
+        return locked
+
+
+class Resources:
+    """The server's shared state: settings (the defaults of every request), the driver, the models
+    and the retrievers. close() closes the driver."""
+
+    def __init__(self, settings: Settings, *, cache: bool = True) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.driver = connect(settings)
+        self._lock = threading.RLock()
+        self._embedders: dict[str, TextEmbedder] = {}
+        self._retrievers: OrderedDict[tuple, Retriever] = OrderedDict()
+        self._llm: Any = None
+        self._llm_loaded = False
+
+    def close(self) -> None:
+        self.driver.close()
+
+    @property
+    def database(self) -> str | None:
+        return self.settings.neo4j_database
+
+    def graph(self, corpus: str | None) -> GraphContext:
+        """The context of `corpus` (None: the server's corpus, else the graph's only one);
+        NotFoundError if it is not there."""
+        return GraphContext.open(self.driver, self.database, corpus or self.settings.corpus)
+
+    def llm(self) -> Any:
+        """The configured language model, loaded on first use (None: the offline strategies)."""
+        with self._lock:
+            if not self._llm_loaded:
+                self._llm = language_model(self.settings, self.cache)
+                self._llm_loaded = True
+            return self._llm
+
+    def reader(self) -> Any:
+        return build_reader(self.llm())
+
+    def embedder(self, graph: GraphContext) -> TextEmbedder:
+        """The embedder of the model `graph`'s corpus was ingested with, loaded once per model."""
+        model = corpus_embedding_model(self.driver, self.database, graph.corpus, None) or self.settings.embedding_model
+        with self._lock:
+            if model not in self._embedders:
+                self._embedders[model] = Serialized(load_embedder(model, self.settings.cache_dir))
+            return self._embedders[model]
+
+    def options(self, method: str, given: dict[str, Any]) -> MethodOptions:
+        """Method `method`'s options: the server's (its flags, environment and config file), with
+        `given` over them, validated by the method's options class; InputError names the field."""
+        spec = registry.get(method)
+        base = registry.options_for(self.settings, method)
+        try:
+            return spec.options.model_validate({**base.model_dump(), **given})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in ("options", *error["loc"]))
+            raise InputError("request", field, error["msg"]) from None
+
+    def search(self, question: str, method: str, k: int, corpus: str | None,
+               options: dict[str, Any] | None = None) -> RetrievalResult:
+        """`method`'s evidence for `question` on `corpus`, `options` over the server's."""
+        resolved = self.options(method, options or {})
+        graph = self.graph(corpus)
+        return self.retriever(method, graph, resolved).search(question, top_k=k)
+
+    def retriever(self, method: str, graph: GraphContext, options: MethodOptions,
+                  status: Callable[[str], None] = lambda message: None) -> Retriever:
+        """Method `method` on `graph`'s corpus with `options`, built once and kept while the corpus
+        is unchanged (its revision and creation are part of the key: an ingest or a delete, by this
+        server or another process, makes the next request build it afresh)."""
+        facts = corpus_facts(self.driver, self.database, graph.corpus)
+        key = (method, graph.corpus, facts["corpus_revision"], facts["corpus_created"],
+               json.dumps(options.model_dump(mode="json"), sort_keys=True))
+        with self._lock:
+            if key in self._retrievers:
+                self._retrievers.move_to_end(key)
+                return self._retrievers[key]
+            spec = registry.get(method)
+            registry.check_ready(method, graph, options)
+            embedder = self.embedder(graph) if spec.embedder else None
+            llm = self.llm() if spec.calls_llm(options) else None
+            retriever = registry.build_retriever(method, graph, self.settings, options, embedder=embedder, llm=llm,
+                                                 status=status)
+            # a method that reranks holds its cross-encoder (tokenizer and all) as `reranker`
+            if getattr(retriever, "reranker", None) is not None:
+                retriever.reranker = Serialized(retriever.reranker)
+            self._retrievers[key] = retriever
+            while len(self._retrievers) > RETRIEVERS_KEPT:
+                self._retrievers.popitem(last=False)
+            return retriever

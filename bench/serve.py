@@ -29,8 +29,8 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.environment import machine, versions  # noqa: E402
-from mhgraph.benchmark import default_questions_path, load_questions  # noqa: E402
+from bench.environment import machine, versions
+from mhgraph.benchmark import default_questions_path, load_questions
 
 METHODS = ("vector", "bm25", "metarag")
 CLIENTS = (1, 4, 16)
@@ -121,7 +121,15 @@ def main() -> None:
                          **load(base, endpoint, bodies, clients, args.seconds), "rss_mib": rss_mib(server.pid)}
                 print(json.dumps(stage), flush=True)
                 stages.append(stage)
+        time.sleep(5)
         memory["after_load_mib"] = rss_mib(server.pid)
+        # the heaviest stage once more: memory that grew per request would show here
+        bodies = [{"question": q, "method": METHODS[0], "k": args.k} for q in questions]
+        again = load(base, "/query", bodies, CLIENTS[-1], args.seconds)
+        time.sleep(5)
+        memory["after_repeat_mib"] = rss_mib(server.pid)
+        memory["repeat"] = {"endpoint": "/query", "method": METHODS[0], "clients": CLIENTS[-1],
+                            "requests": again["requests"], "errors": again["errors"]}
         reader = httpx.post(f"{base}/ask", json={"question": questions[0], "k": 2}, timeout=60).json()["reader"]
     finally:
         server.terminate()
@@ -150,7 +158,7 @@ def markdown(r: dict) -> str:
 
 {r['date'][:10]}; {m['cpu']}, {m['usable_cores']} cores, {m['ram_gib']} GiB; Neo4j local, on the same machine;
 corpus `{r['corpus']}`; questions: {r['questions']}; k = {r['k']}; {r['seconds_per_stage']:.0f} s per stage;
-`/ask` reads with **{r['reader']}** (the offline reader: no language model), over `vector`'s evidence.
+`/ask` reads with **{r['reader']}**, over `vector`'s evidence.
 The client threads run on the same cores as the server and Neo4j.
 
 Command: `{r['command']}`
@@ -159,9 +167,14 @@ Command: `{r['command']}`
 |---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 {rows}
 
-Server memory (RSS): {mem['after_start_mib']:.0f} MiB after start-up, {mem['after_warmup_mib']:.0f} MiB after
-one request per method (the embedder, metarag's filter extractor and the reader loaded),
-{mem['after_load_mib']:.0f} MiB after the load.
+Server memory (RSS): {mem['after_start_mib']:.0f} MiB after start-up (no model loaded yet),
+{mem['after_warmup_mib']:.0f} MiB after one request per method (the embedder, metarag's filter
+extractor and the reader loaded), {mem['after_load_mib']:.0f} MiB 5 s after the load above, and
+{mem['after_repeat_mib']:.0f} MiB 5 s after the heaviest stage once more
+({mem['repeat']['clients']} clients on `{mem['repeat']['endpoint']}` {mem['repeat']['method']},
+{mem['repeat']['requests']} requests, {mem['repeat']['errors']} errors). The column "server RSS" shows
+memory rising with the number of concurrent clients (each worker thread's buffers) and falling
+back after; what matters is that a repeat of the same load does not raise it further.
 """
 
 

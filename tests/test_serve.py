@@ -73,9 +73,15 @@ def sample_graph(driver, settings, server, embedder):
 
 
 @pytest.fixture(scope="module")
-def api(sample_graph, settings, tmp_path_factory) -> Iterator[str]:
+def ingest_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("ingest-root")
+
+
+@pytest.fixture(scope="module")
+def api(sample_graph, settings, tmp_path_factory, ingest_root) -> Iterator[str]:
     # requests that name no corpus search the sample (the graph gets more corpora below)
-    with serving(settings, "--corpus", "sample", "--uploads", str(tmp_path_factory.mktemp("uploads"))) as base:
+    with serving(settings, "--corpus", "sample", "--uploads", str(tmp_path_factory.mktemp("uploads")),
+                 "--ingest-root", str(ingest_root)) as base:
         yield base
 
 
@@ -114,6 +120,13 @@ def test_bad_requests_get_one_line_errors(api) -> None:
     assert malformed.status_code == 422 and "JSON" in malformed.json()["detail"]
     assert httpx.get(f"{api}/runs/nope").status_code == 404
     assert httpx.get(f"{api}/jobs/nope").status_code == 404
+    # a method whose layer is not built: refused in one line, as on the command line
+    claims = httpx.post(f"{api}/query", json={"question": QUESTION, "method": "claims"})
+    assert claims.status_code == 400 and "claims build" in claims.json()["detail"], claims.text
+    asked = httpx.post(f"{api}/ask", json={"question": QUESTION, "method": "nope"})
+    assert asked.status_code == 404 and "unknown method 'nope'" in asked.json()["detail"]
+    # a server without a key answers only to loopback names (a page cannot rebind a name of its own)
+    assert httpx.get(f"{api}/corpora", headers={"host": "attacker.example"}).status_code == 400
 
 
 def test_catalogue_endpoints(api, sample_graph, settings, tmp_path) -> None:
@@ -157,9 +170,9 @@ def wait_for(api: str, job: dict, timeout: float = 300) -> dict:
     return job
 
 
-def test_ingest_jobs_named_uploaded_and_refused(api, tmp_path) -> None:
+def test_ingest_jobs_named_uploaded_and_refused(api, tmp_path, ingest_root) -> None:
     articles = json.loads((SAMPLE / "corpus.json").read_text())[:3]
-    named = tmp_path / "named.json"
+    named = ingest_root / "named.json"
     named.write_text(json.dumps(articles))
     started = httpx.post(f"{api}/ingest", json={"path": str(named), "corpus": "named"})
     assert started.status_code == 202, started.text
@@ -181,8 +194,20 @@ def test_ingest_jobs_named_uploaded_and_refused(api, tmp_path) -> None:
     broken = '[{"title": "A", "body": "text", "url": "u1"},\n {"title": "B", "body": 7}]'
     refused = httpx.post(f"{api}/ingest", files={"file": ("broken.json", broken.encode(), "application/json")})
     assert refused.status_code == 422 and refused.json()["detail"].startswith("broken.json:2"), refused.text
-    missing = httpx.post(f"{api}/ingest", json={"path": str(tmp_path / "absent.json")})
+    missing = httpx.post(f"{api}/ingest", json={"path": str(ingest_root / "absent.json")})
     assert missing.status_code == 422 and "no such file" in missing.json()["detail"]
+    # a file outside the server's ingest roots is not read, nor can an upload be put elsewhere
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps(articles))
+    for path in (str(outside), str(ingest_root / ".." / outside.name)):
+        refused = httpx.post(f"{api}/ingest", json={"path": path})
+        assert refused.status_code == 422 and "not under an ingest root" in refused.json()["detail"], refused.text
+    moved = httpx.post(f"{api}/ingest", data={"path": str(tmp_path / "elsewhere.json")},
+                       files={"file": ("x.json", json.dumps(articles).encode(), "application/json")})
+    assert moved.status_code == 422 and "path: not a field of an upload" in moved.json()["detail"], moved.text
+    assert not (tmp_path / "elsewhere.json").exists()
+    plain = httpx.post(f"{api}/ingest", content=json.dumps({"path": str(named)}), headers={"content-type": "text/plain"})
+    assert plain.status_code == 422 and "content-type" in plain.json()["detail"]
     bad_key = httpx.post(f"{api}/ingest", json={"path": str(named), "corpus": "named", "document_key": "a b"})
     assert bad_key.status_code == 422 and "document key 'a b'" in bad_key.json()["detail"]
     assert {c["name"]: c["documents"] for c in httpx.get(f"{api}/corpora").json()} == corpora

@@ -58,13 +58,15 @@ def _host_options(command):
               help="An origin a browser may call the API from (repeat it; the variable takes them space-separated).")
 @click.option("--uploads", type=click.Path(file_okay=False, path_type=Path),
               help="Folder uploaded corpus files are kept in (default: a temporary folder).")
+@click.option("--ingest-root", "ingest_roots", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A folder whose corpus files POST /ingest may name (repeat it; default none: uploads only).")
 @click.option("--threads", "threads", default=40, show_default=True, type=click.IntRange(1, 1000),
               help="Requests served at once (worker threads).")
 @llm_options
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, api_key: str | None, corpus: str | None,
-          cors_origins: tuple[str, ...], uploads: Path | None, threads: int, llm_backend: str | None,
-          llm_model: str | None, no_cache: bool) -> None:
+          cors_origins: tuple[str, ...], uploads: Path | None, ingest_roots: tuple[Path, ...], threads: int,
+          llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Serve the HTTP API (OpenAPI docs at /docs): /query, /ask (streamed with stream: true),
     /corpora, /methods, /runs, /ingest and /jobs, /health."""
     _require_extra()
@@ -76,7 +78,8 @@ def serve(ctx: click.Context, host: str, port: int, api_key: str | None, corpus:
     key = _key_for(host, api_key)
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     resources = Resources(settings, cache=not no_cache)
-    app = create_app(resources, api_key=key, cors_origins=cors_origins, uploads=uploads, threads=threads)
+    app = create_app(resources, api_key=key, cors_origins=cors_origins, uploads=uploads, ingest_roots=ingest_roots,
+                     threads=threads)
     click.echo(f"mhgraph API on http://{host}:{port} (docs: /docs){', API key required' if key else ''}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

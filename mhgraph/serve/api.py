@@ -15,12 +15,15 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
+import anyio
 import anyio.to_thread
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader
+from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import ValidationError
 
 from mhgraph import __version__
@@ -34,8 +37,19 @@ from mhgraph.retrieval import registry
 from mhgraph.serve.auth import REFUSED, key_matches, key_sent
 from mhgraph.serve.jobs import Jobs, staged_upload
 from mhgraph.serve.resources import Resources
-from mhgraph.serve.schemas import AskRequest, IngestRequest, Job, QueryRequest, QueryResponse, chunk_json, result_json
+from mhgraph.serve.schemas import (
+    AskRequest,
+    IngestRequest,
+    Job,
+    QueryRequest,
+    QueryResponse,
+    chunk_json,
+    result_json,
+)
 
+UPLOAD_FIELDS = ("corpus", "format", "document_key")
+# what a server with no key answers to: a page elsewhere cannot reach it by another host name
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
 API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False,
                               description="The server's key (MHGRAPH_API_KEY); also accepted as 'Authorization: "
                                           "Bearer KEY'. Required when the server has one.")
@@ -49,10 +63,13 @@ def one_line(exc: ValidationError | RequestValidationError) -> str:
 
 
 def create_app(resources: Resources, *, api_key: str | None = None, cors_origins: tuple[str, ...] = (),
-               uploads: Path | None = None, threads: int | None = None) -> FastAPI:
-    """The API over `resources`. With `api_key`, every route but /health wants it; `cors_origins`
-    may call it from a browser; uploaded corpus files are kept under `uploads` (default: a
-    temporary folder); `threads` requests are served at once (default: anyio's 40)."""
+               uploads: Path | None = None, ingest_roots: tuple[Path, ...] = (),
+               threads: int | None = None) -> FastAPI:
+    """The API over `resources`. With `api_key`, every route but /health (and the docs) wants it;
+    without, only loopback host names are answered. `cors_origins` may call it from a browser;
+    uploaded corpus files are kept under `uploads` (default: a temporary folder); a file named in
+    a request must lie under one of `ingest_roots`; `threads` requests are served at once
+    (default: anyio's 40)."""
     jobs = Jobs()
     upload_dir = uploads or Path(tempfile.mkdtemp(prefix="mhgraph-uploads-"))
 
@@ -71,6 +88,8 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
     app = FastAPI(title="mhgraph", version=__version__, lifespan=lifespan,
                   description="Multi-hop retrieval over a Neo4j knowledge graph: evidence per hop, cited answers, "
                               "corpora, methods, evaluation runs and ingest jobs.")
+    if api_key is None:   # DNS rebinding: a page on another name that resolves here is not answered
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
                            allow_headers=["*"])
@@ -89,6 +108,12 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
     def refused(request: Request, exc: MhgraphError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=400)
 
+    @app.exception_handler(Neo4jError)
+    @app.exception_handler(DriverError)
+    def graph_failed(request: Request, exc: Exception) -> JSONResponse:
+        message = " ".join(str(getattr(exc, "message", None) or exc).split())
+        return JSONResponse({"detail": f"Neo4j: {message}"}, status_code=503)
+
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": one_line(exc), "errors": json.loads(json.dumps(exc.errors(), default=str))},
@@ -99,8 +124,8 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
         try:
             resources.driver.verify_connectivity()
         except Exception as exc:
-            raise HTTPException(503, f"Neo4j is not reachable: {exc}") from None
-        return {"status": "ok", "version": __version__, "neo4j": resources.settings.uri}
+            raise HTTPException(503, f"Neo4j is not reachable: {' '.join(str(exc).split())}") from None
+        return {"status": "ok", "version": __version__}
 
     @app.get("/corpora", dependencies=guarded, summary="The corpora in the graph")
     def corpora() -> list[dict[str, Any]]:
@@ -136,13 +161,16 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
 
         def events() -> Iterator[str]:
             yield sse("evidence", evidence)
-            for piece in reader.stream(body.question, chunks):
-                if isinstance(piece, str):
-                    yield sse("token", {"text": piece})
-                else:
-                    yield sse("answer", piece.to_json())
+            try:
+                for piece in reader.stream(body.question, chunks):
+                    if isinstance(piece, str):
+                        yield sse("token", {"text": piece})
+                    else:
+                        yield sse("answer", piece.to_json())
+            except MhgraphError as exc:   # the model failed after the response began: say so, in one line
+                yield sse("error", {"detail": str(exc)})
 
-        return StreamingResponse(events(), media_type="text/event-stream",
+        return StreamingResponse(streamed(events()), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.get("/runs", dependencies=guarded, summary="The evaluation runs stored in the graph, newest first")
@@ -169,23 +197,34 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
                       "document_key": {"type": "string"}}}}}}})
     async def ingest(request: Request) -> dict[str, Any]:
         upload_name = staged = None
-        if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        content_type = request.headers.get("content-type", "")
+        if content_type.startswith("multipart/form-data"):
             form = await request.form()
             upload = form.get("file")
             if upload is None or isinstance(upload, str):
                 raise InputError("request", "file", "a multipart ingest needs the corpus file as 'file'")
             upload_name = Path(upload.filename or "corpus.json").name
+            if not upload_name or upload_name.startswith("."):
+                raise InputError("request", "file", f"file name {upload.filename!r}: give the file a plain name")
+            unknown = sorted(set(form) - {"file", *UPLOAD_FIELDS})
+            if unknown:   # `path` above all: an upload goes where the server keeps uploads, nowhere else
+                raise InputError("request", unknown[0], f"not a field of an upload (fields: file, "
+                                 f"{', '.join(UPLOAD_FIELDS)})")
             staged, target = staged_upload(upload_dir, upload_name)
             with staged.open("wb") as out:
-                shutil.copyfileobj(upload.file, out)
-            fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str) and v}
+                await anyio.to_thread.run_sync(shutil.copyfileobj, upload.file, out)
+            fields = {k: v for k, v in form.items() if k in UPLOAD_FIELDS and isinstance(v, str) and v}
             body = validated(IngestRequest, {"path": str(target), **fields})
-        else:
+        elif content_type.startswith("application/json"):
             try:
                 payload = await request.json()
             except ValueError:
                 raise InputError("request", "body", "not JSON: send {\"path\": ...} or a multipart upload") from None
             body = validated(IngestRequest, payload)
+            allowed_file(Path(body.path), ingest_roots)
+        else:
+            raise InputError("request", "content-type", "send application/json (a file named on the server) or "
+                             "multipart/form-data (a file uploaded)")
         try:
             # the server's corpus is what searches default to; an ingest names its own, else the file does
             settings = replace(resources.settings, corpus=body.corpus,
@@ -239,11 +278,34 @@ def validated(model: Any, payload: Any) -> Any:
         raise InputError("request", where, error.get("msg", "invalid")) from None
 
 
+def allowed_file(path: Path, roots: tuple[Path, ...]) -> None:
+    """A file named in a request must lie under one of the server's --ingest-root folders (none
+    by default: then only uploads), so a request cannot read any file the server can."""
+    resolved = path.resolve()
+    if not any(resolved.is_relative_to(root.resolve()) for root in roots):
+        where = ", ".join(str(r) for r in roots) if roots else "none: start the server with --ingest-root DIR"
+        raise InputError(path, "", f"not under an ingest root of this server ({where}); or upload the file")
+
+
 def check_file(path: Path, fmt: str | None, key: str) -> None:
     """The corpus file's first pass (InputError at its first bad entry), as `mhgraph ingest` makes it."""
     if not path.is_file():
         raise InputError(path, "", "no such file on the server")
     open_corpus(path, fmt, key).check()
+
+
+async def streamed(generator: Iterator[str]) -> AsyncIterator[str]:
+    """`generator`'s items, each made in a worker thread (a model generates them), and the
+    generator closed when the client leaves: a model lock it holds is let go then, not whenever
+    the garbage collector gets to it. (The thread making an item finishes it first: to_thread
+    waits for it even when cancelled.)"""
+    done = object()
+    try:
+        while (item := await anyio.to_thread.run_sync(next, generator, done)) is not done:
+            yield item
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(generator.close)
 
 
 def sse(event: str, data: Any) -> str:

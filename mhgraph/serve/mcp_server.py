@@ -5,11 +5,12 @@ A tool's one-line error (no such corpus, a bad option) reaches the agent as the 
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Annotated, Any, Callable, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from mhgraph import __version__, cypher
 from mhgraph.answer.reader import heading, published
@@ -27,6 +28,7 @@ INSTRUCTIONS = ("Multi-hop evidence from a Neo4j knowledge graph of documents. l
 
 
 T = TypeVar("T")
+K = Annotated[int, Field(ge=1, le=100, description="Chunks per hop (ask: of the final ranking the reader gets).")]
 
 
 async def in_thread(work: Callable[..., T], *args: Any) -> T:
@@ -67,15 +69,16 @@ def create_mcp(resources: Resources) -> MCPServer:
     methods = ", ".join(registry.names())
 
     @server.tool(description=f"Evidence for a question, per hop, with scores. method: one of {methods}; k: chunks "
-                             "per hop; corpus: default the graph's only one; options: the method's options.")
-    async def search(question: str, method: str = registry.DEFAULT_METHOD, k: int = 10, corpus: str | None = None,
+                             "per hop; corpus: default the server's (--corpus), else the graph's only one; options: "
+                             "the method's options.")
+    async def search(question: str, method: str = registry.DEFAULT_METHOD, k: K = 10, corpus: str | None = None,
                      options: dict[str, Any] | None = None) -> dict[str, Any]:
         result = await in_thread(resources.search, question, method, k, corpus, options)
         return result_json(result)
 
     @server.tool(description="An answer to a question from the evidence a method finds, with numbered citations "
                              "of the chunks it used, or an abstention ('Insufficient information.').")
-    async def ask(question: str, method: str = registry.DEFAULT_METHOD, k: int = 10, corpus: str | None = None,
+    async def ask(question: str, method: str = registry.DEFAULT_METHOD, k: K = 10, corpus: str | None = None,
                   options: dict[str, Any] | None = None) -> dict[str, Any]:
         def answer() -> dict[str, Any]:
             reader = resources.reader()
@@ -95,7 +98,7 @@ def create_mcp(resources: Resources) -> MCPServer:
     @server.tool(description="The path from a question to its evidence as text, hop by hop (each chunk with its "
                              "document, source, date and the chunk it was reached from), and the Neo4j Browser "
                              "query that draws it.")
-    async def explain_evidence(question: str, method: str = registry.DEFAULT_METHOD, k: int = 5,
+    async def explain_evidence(question: str, method: str = registry.DEFAULT_METHOD, k: K = 5,
                                corpus: str | None = None, options: dict[str, Any] | None = None) -> str:
         result = await in_thread(resources.search, question, method, k, corpus, options)
         return explanation(result)

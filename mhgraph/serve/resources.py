@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from pydantic import ValidationError
@@ -30,8 +32,10 @@ from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
 from mhgraph.types import RetrievalResult
 
-# retrievers kept (method, corpus state, options); the oldest goes first
+# retrievers kept (one per method, corpus and options); the least recently used goes first
 RETRIEVERS_KEPT = 32
+# while a corpus keeps changing (an ingest), its retrievers are rebuilt at most this often
+REFRESH_SECONDS = 30.0
 
 
 class Serialized:
@@ -62,7 +66,8 @@ class Resources:
         self.driver = connect(settings)
         self._lock = threading.RLock()
         self._embedders: dict[str, TextEmbedder] = {}
-        self._retrievers: OrderedDict[tuple, Retriever] = OrderedDict()
+        self._retrievers: OrderedDict[tuple, KeptRetriever] = OrderedDict()
+        self._building: dict[tuple, threading.Lock] = {}
         self._llm: Any = None
         self._llm_loaded = False
 
@@ -119,15 +124,23 @@ class Resources:
     def retriever(self, method: str, graph: GraphContext, options: MethodOptions,
                   status: Callable[[str], None] = lambda message: None) -> Retriever:
         """Method `method` on `graph`'s corpus with `options`, built once and kept while the corpus
-        is unchanged (its revision and creation are part of the key: an ingest or a delete, by this
-        server or another process, makes the next request build it afresh)."""
+        is unchanged: an ingest or a delete, by this server or another process, changes the corpus's
+        revision, and the next request builds it afresh (at most once per REFRESH_SECONDS while the
+        corpus keeps changing, as during an ingest). One retriever per method, corpus and options;
+        a build holds up only the requests that need that retriever."""
         facts = corpus_facts(self.driver, self.database, graph.corpus)
-        key = (method, graph.corpus, facts["corpus_revision"], facts["corpus_created"],
-               json.dumps(options.model_dump(mode="json"), sort_keys=True))
+        state = (facts["corpus_revision"], facts["corpus_created"])
+        key = (method, graph.corpus, json.dumps(options.model_dump(mode="json"), sort_keys=True))
         with self._lock:
-            if key in self._retrievers:
-                self._retrievers.move_to_end(key)
-                return self._retrievers[key]
+            kept = self._retrievers.get(key)
+            lock = self._building.setdefault(key, threading.Lock())
+        if kept is not None and self._fresh(kept, state):
+            return kept.retriever
+        with lock:   # one build per key at a time; the others wait for it, then find it kept
+            with self._lock:
+                kept = self._retrievers.get(key)
+            if kept is not None and self._fresh(kept, state):
+                return kept.retriever
             spec = registry.get(method)
             registry.check_ready(method, graph, options)
             embedder = self.embedder(graph) if spec.embedder else None
@@ -137,7 +150,24 @@ class Resources:
             # a method that reranks holds its cross-encoder (tokenizer and all) as `reranker`
             if getattr(retriever, "reranker", None) is not None:
                 retriever.reranker = Serialized(retriever.reranker)
-            self._retrievers[key] = retriever
-            while len(self._retrievers) > RETRIEVERS_KEPT:
-                self._retrievers.popitem(last=False)
+            with self._lock:
+                self._retrievers[key] = KeptRetriever(retriever, state, time.monotonic())
+                self._retrievers.move_to_end(key)
+                while len(self._retrievers) > RETRIEVERS_KEPT:
+                    self._retrievers.popitem(last=False)
             return retriever
+
+    @staticmethod
+    def _fresh(kept: KeptRetriever, state: tuple) -> bool:
+        """Built on the corpus as it is, or (a corpus still changing) less than REFRESH_SECONDS ago
+        on the same corpus (a corpus deleted and made again is never the same)."""
+        if kept.state == state:
+            return True
+        return kept.state[1] == state[1] and time.monotonic() - kept.built_at < REFRESH_SECONDS
+
+
+@dataclass
+class KeptRetriever:
+    retriever: Retriever
+    state: tuple            # the corpus's (revision, created) it was built on
+    built_at: float         # time.monotonic() then

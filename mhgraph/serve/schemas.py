@@ -19,7 +19,8 @@ class QueryRequest(Request):
     question: str = Field(min_length=1, description="The question to find evidence for.")
     method: str = Field(DEFAULT_METHOD, description="A retrieval method (GET /methods lists them).")
     k: int = Field(10, ge=1, le=100, description="Chunks per hop.")
-    corpus: str | None = Field(None, description="The corpus to search (default: the graph's only corpus).")
+    corpus: str | None = Field(None, description="The corpus to search (default: the server's --corpus, else the "
+                                                 "graph's only corpus).")
     options: dict[str, Any] = Field(default_factory=dict,
                                     description="The method's options (GET /methods gives each method's schema); "
                                                 "the server's configuration gives the rest.")
@@ -75,7 +76,7 @@ class Job(BaseModel):
     kind: str
     status: Literal["queued", "running", "done", "failed"]
     done: int = Field(0, description="Articles written so far.")
-    total: int | None = Field(None, description="Articles in the file (known once it is checked).")
+    total: int | None = Field(None, description="Articles in the file (known once the first are written).")
     result: dict[str, Any] | None = None
     error: str | None = None
     started_at: str | None = None

@@ -236,8 +236,14 @@ def test_concurrent_requests_get_their_own_answers(api) -> None:
 
 
 def test_api_key_is_required_when_set_and_off_loopback(sample_graph, settings) -> None:
-    with serving(settings, env={"MHGRAPH_API_KEY": "s3cret"}) as base:
+    with serving(settings, "--cors-origin", "http://app.example", env={"MHGRAPH_API_KEY": "s3cret"}) as base:
         assert httpx.get(f"{base}/health").status_code == 200   # a load balancer's probe needs no key
+        # a browser page at the configured origin may call it; another origin is not told it may
+        preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key"}
+        allowed = httpx.options(f"{base}/query", headers={"Origin": "http://app.example", **preflight})
+        assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "http://app.example"
+        other = httpx.options(f"{base}/query", headers={"Origin": "http://other.example", **preflight})
+        assert "access-control-allow-origin" not in other.headers
         refused = httpx.get(f"{base}/corpora")
         assert refused.status_code == 401 and "API key" in refused.json()["detail"]
         assert httpx.get(f"{base}/corpora", headers={"X-API-Key": "wrong"}).status_code == 401

@@ -218,6 +218,8 @@ def ingest_corpus(
     articles, empty = corpus.check()
     if not articles:
         raise InputError(path, "", f"no articles to ingest ({empty} empty entries)")
+    if on_progress is not None:
+        on_progress(0, articles)
     name = resolve_corpus_name(settings, path, driver)  # may refuse the file: before loading the model
     loading = time.perf_counter()
     embedder = embedder or load_embedder(settings.embedding_model, settings.cache_dir)

@@ -6,9 +6,9 @@ anything is written) or a server stopped mid-job leaves every document whole, as
 from __future__ import annotations
 
 import dataclasses
+import queue
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -34,12 +34,20 @@ def _now() -> str:
 
 
 class Jobs:
-    """Jobs run one after another (two ingests would compete for the same cores and corpus)."""
+    """Jobs run one after another (two ingests would compete for the same cores and corpus), in a
+    daemon thread: a server that stops does not wait for a running ingest, which its per-document
+    transactions leave whole."""
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mhgraph-job")
+        self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._jobs: dict[str, JobState] = {}
         self._lock = threading.Lock()
+        self._worker = threading.Thread(target=self._work, name="mhgraph-jobs", daemon=True)
+        self._worker.start()
+
+    def _work(self) -> None:
+        while (run := self._queue.get()) is not None:
+            run()
 
     def submit(self, kind: str, work: Callable[[Callable[[int, int], None]], dict[str, Any]]) -> JobState:
         """Queue `work(progress)`; its return value becomes the job's result."""
@@ -62,7 +70,7 @@ class Jobs:
             finally:
                 job.finished_at = _now()
 
-        self._pool.submit(run)
+        self._queue.put(run)
         return job
 
     def get(self, job_id: str) -> JobState:
@@ -76,7 +84,13 @@ class Jobs:
             return list(self._jobs.values())
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """No job starts after this (a queued one stays 'queued'; the running one is cut off)."""
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+        self._queue.put(None)
 
 
 def staged_upload(folder: Path, filename: str | None) -> tuple[Path, Path]:

@@ -39,21 +39,28 @@ REFRESH_SECONDS = 30.0
 
 
 class Serialized:
-    """`target` with its methods called one at a time (attributes read through)."""
+    """`target` with the methods named in `methods` called one at a time; every other attribute
+    is `target`'s own (a tokenizer, a model, a name)."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, methods: tuple[str, ...]) -> None:
         self._target = target
+        self._methods = methods
         self._lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._target, name)
-        if not callable(value):
+        if name not in self._methods:
             return value
 
         def locked(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
                 return value(*args, **kwargs)
         return locked
+
+
+# what runs a model (and its fast tokenizer): an embedder's and a reranker's
+EMBEDDER_CALLS = ("embed_query", "embed_queries", "embed_documents")
+RERANKER_CALLS = ("score",)
 
 
 class Resources:
@@ -99,7 +106,7 @@ class Resources:
         model = corpus_embedding_model(self.driver, self.database, graph.corpus, None) or self.settings.embedding_model
         with self._lock:
             if model not in self._embedders:
-                self._embedders[model] = Serialized(load_embedder(model, self.settings.cache_dir))
+                self._embedders[model] = Serialized(load_embedder(model, self.settings.cache_dir), EMBEDDER_CALLS)
             return self._embedders[model]
 
     def options(self, method: str, given: dict[str, Any]) -> MethodOptions:
@@ -149,7 +156,7 @@ class Resources:
                                                  status=status)
             # a method that reranks holds its cross-encoder (tokenizer and all) as `reranker`
             if getattr(retriever, "reranker", None) is not None:
-                retriever.reranker = Serialized(retriever.reranker)
+                retriever.reranker = Serialized(retriever.reranker, RERANKER_CALLS)
             with self._lock:
                 self._retrievers[key] = KeptRetriever(retriever, state, time.monotonic())
                 self._retrievers.move_to_end(key)

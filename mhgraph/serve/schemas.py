@@ -76,7 +76,7 @@ class Job(BaseModel):
     kind: str
     status: Literal["queued", "running", "done", "failed"]
     done: int = Field(0, description="Articles written so far.")
-    total: int | None = Field(None, description="Articles in the file (known once the first are written).")
+    total: int | None = Field(None, description="Articles in the file (known once the file is checked).")
     result: dict[str, Any] | None = None
     error: str | None = None
     started_at: str | None = None

@@ -126,7 +126,15 @@ def test_bad_requests_get_one_line_errors(api) -> None:
     asked = httpx.post(f"{api}/ask", json={"question": QUESTION, "method": "nope"})
     assert asked.status_code == 404 and "unknown method 'nope'" in asked.json()["detail"]
     # a server without a key answers only to loopback names (a page cannot rebind a name of its own)
-    assert httpx.get(f"{api}/corpora", headers={"host": "attacker.example"}).status_code == 400
+    rebound = httpx.get(f"{api}/corpora", headers={"host": "attacker.example"})
+    assert rebound.status_code == 400 and "Invalid host header" in rebound.text
+    port = api.rsplit(":", 1)[1]
+    assert httpx.get(f"http://localhost:{port}/corpora").status_code == 200
+    # nor to a page of another origin posting to it (a form needs no permission to be sent)
+    posted = httpx.post(f"{api}/query", json={"question": QUESTION}, headers={"origin": "http://evil.example"})
+    assert posted.status_code == 403 and "origin http://evil.example may not call" in posted.json()["detail"]
+    own = httpx.post(f"{api}/query", json={"question": QUESTION, "k": 1}, headers={"origin": api})
+    assert own.status_code == 200   # the docs page at /docs, on this machine
 
 
 def test_catalogue_endpoints(api, sample_graph, settings, tmp_path) -> None:

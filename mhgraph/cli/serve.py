@@ -58,7 +58,8 @@ def _host_options(command):
               help="An origin a browser may call the API from (repeat it; the variable takes them space-separated).")
 @click.option("--uploads", type=click.Path(file_okay=False, path_type=Path),
               help="Folder uploaded corpus files are kept in (default: a temporary folder).")
-@click.option("--ingest-root", "ingest_roots", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--ingest-root", "ingest_roots", multiple=True,
+              type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path),
               help="A folder whose corpus files POST /ingest may name (repeat it; default none: uploads only).")
 @click.option("--threads", "threads", default=40, show_default=True, type=click.IntRange(1, 1000),
               help="Requests served at once (worker threads).")
@@ -79,7 +80,7 @@ def serve(ctx: click.Context, host: str, port: int, api_key: str | None, corpus:
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     resources = Resources(settings, cache=not no_cache)
     app = create_app(resources, api_key=key, cors_origins=cors_origins, uploads=uploads, ingest_roots=ingest_roots,
-                     threads=threads)
+                     threads=threads, host=host)
     click.echo(f"mhgraph API on http://{host}:{port} (docs: /docs){', API key required' if key else ''}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

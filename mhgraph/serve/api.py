@@ -8,12 +8,14 @@ hold up the others."""
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
@@ -23,7 +25,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader
-from neo4j.exceptions import DriverError, Neo4jError
+from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 from pydantic import ValidationError
 
 from mhgraph import __version__
@@ -47,9 +49,14 @@ from mhgraph.serve.schemas import (
     result_json,
 )
 
+LOG = logging.getLogger("mhgraph.serve")
 UPLOAD_FIELDS = ("corpus", "format", "document_key")
+# the threads a stream's tokens are made in: apart from the request threads, which may all be
+# waiting for the model a stream holds
+STREAM_THREADS = anyio.CapacityLimiter(16)
 # what a server with no key answers to: a page elsewhere cannot reach it by another host name
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
+LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False,
                               description="The server's key (MHGRAPH_API_KEY); also accepted as 'Authorization: "
                                           "Bearer KEY'. Required when the server has one.")
@@ -64,12 +71,12 @@ def one_line(exc: ValidationError | RequestValidationError) -> str:
 
 def create_app(resources: Resources, *, api_key: str | None = None, cors_origins: tuple[str, ...] = (),
                uploads: Path | None = None, ingest_roots: tuple[Path, ...] = (),
-               threads: int | None = None) -> FastAPI:
+               threads: int | None = None, host: str | None = None) -> FastAPI:
     """The API over `resources`. With `api_key`, every route but /health (and the docs) wants it;
     without, only loopback host names are answered. `cors_origins` may call it from a browser;
     uploaded corpus files are kept under `uploads` (default: a temporary folder); a file named in
     a request must lie under one of `ingest_roots`; `threads` requests are served at once
-    (default: anyio's 40)."""
+    (default: anyio's 40); `host` is the address it listens on (a loopback one is answered too)."""
     jobs = Jobs()
     upload_dir = uploads or Path(tempfile.mkdtemp(prefix="mhgraph-uploads-"))
 
@@ -88,8 +95,21 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
     app = FastAPI(title="mhgraph", version=__version__, lifespan=lifespan,
                   description="Multi-hop retrieval over a Neo4j knowledge graph: evidence per hop, cited answers, "
                               "corpora, methods, evaluation runs and ingest jobs.")
-    if api_key is None:   # DNS rebinding: a page on another name that resolves here is not answered
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
+    if api_key is None:
+        # No key, so no stranger may call: a page elsewhere can neither reach it by a name of its
+        # own that resolves here (DNS rebinding) nor post to it from its own origin (a form or a
+        # fetch needs no permission to be sent); pages on this machine and --cors-origin's may.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=[*LOOPBACK_HOSTS, *([host] if host else [])])
+        trusted = {*cors_origins}
+
+        @app.middleware("http")
+        async def same_machine_origin(request: Request, call_next: Any) -> Any:
+            origin = request.headers.get("origin")
+            if origin and origin not in trusted and urlsplit(origin).hostname not in LOOPBACK_NAMES:
+                return JSONResponse({"detail": f"origin {origin} may not call this server (it has no API key): "
+                                               f"start it with --cors-origin {origin}, or with a key"},
+                                    status_code=403)
+            return await call_next(request)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
                            allow_headers=["*"])
@@ -109,8 +129,10 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
         return JSONResponse({"detail": str(exc)}, status_code=400)
 
     @app.exception_handler(Neo4jError)
-    @app.exception_handler(DriverError)
+    @app.exception_handler(ServiceUnavailable)
+    @app.exception_handler(SessionExpired)
     def graph_failed(request: Request, exc: Exception) -> JSONResponse:
+        # what Neo4j refused (e.g. a fulltext index being rebuilt) or could not be reached for
         message = " ".join(str(getattr(exc, "message", None) or exc).split())
         return JSONResponse({"detail": f"Neo4j: {message}"}, status_code=503)
 
@@ -169,6 +191,9 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
                         yield sse("answer", piece.to_json())
             except MhgraphError as exc:   # the model failed after the response began: say so, in one line
                 yield sse("error", {"detail": str(exc)})
+            except Exception as exc:  # a crash after the 200: the client is told, the log keeps the trace
+                LOG.exception("the answer stream failed")
+                yield sse("error", {"detail": f"{type(exc).__name__}: the answer stream failed"})
 
         return StreamingResponse(streamed(events()), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -210,18 +235,20 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
             if unknown:   # `path` above all: an upload goes where the server keeps uploads, nowhere else
                 raise InputError("request", unknown[0], f"not a field of an upload (fields: file, "
                                  f"{', '.join(UPLOAD_FIELDS)})")
+            fields = {k: v for k, v in form.items() if k in UPLOAD_FIELDS and isinstance(v, str) and v}
+            body = validated(IngestRequest, {"path": upload_name, **fields})   # before anything is written
             staged, target = staged_upload(upload_dir, upload_name)
             with staged.open("wb") as out:
                 await anyio.to_thread.run_sync(shutil.copyfileobj, upload.file, out)
-            fields = {k: v for k, v in form.items() if k in UPLOAD_FIELDS and isinstance(v, str) and v}
-            body = validated(IngestRequest, {"path": str(target), **fields})
+            body = body.model_copy(update={"path": str(target)})
         elif content_type.startswith("application/json"):
             try:
                 payload = await request.json()
             except ValueError:
                 raise InputError("request", "body", "not JSON: send {\"path\": ...} or a multipart upload") from None
             body = validated(IngestRequest, payload)
-            allowed_file(Path(body.path), ingest_roots)
+            # the file as resolved now is the file read: a link changed later cannot lead elsewhere
+            body = body.model_copy(update={"path": str(allowed_file(Path(body.path), ingest_roots))})
         else:
             raise InputError("request", "content-type", "send application/json (a file named on the server) or "
                              "multipart/form-data (a file uploaded)")
@@ -278,13 +305,17 @@ def validated(model: Any, payload: Any) -> Any:
         raise InputError("request", where, error.get("msg", "invalid")) from None
 
 
-def allowed_file(path: Path, roots: tuple[Path, ...]) -> None:
-    """A file named in a request must lie under one of the server's --ingest-root folders (none
-    by default: then only uploads), so a request cannot read any file the server can."""
-    resolved = path.resolve()
+def allowed_file(path: Path, roots: tuple[Path, ...]) -> Path:
+    """`path` resolved, if it lies under one of the server's --ingest-root folders (none by
+    default: then only uploads), so a request cannot read any file the server can."""
+    try:
+        resolved = path.resolve()
+    except (OSError, ValueError) as exc:   # a NUL byte, a loop of links
+        raise InputError("request", "body.path", f"not a usable path: {exc}") from None
     if not any(resolved.is_relative_to(root.resolve()) for root in roots):
         where = ", ".join(str(r) for r in roots) if roots else "none: start the server with --ingest-root DIR"
         raise InputError(path, "", f"not under an ingest root of this server ({where}); or upload the file")
+    return resolved
 
 
 def check_file(path: Path, fmt: str | None, key: str) -> None:
@@ -301,11 +332,11 @@ async def streamed(generator: Iterator[str]) -> AsyncIterator[str]:
     waits for it even when cancelled.)"""
     done = object()
     try:
-        while (item := await anyio.to_thread.run_sync(next, generator, done)) is not done:
+        while (item := await anyio.to_thread.run_sync(next, generator, done, limiter=STREAM_THREADS)) is not done:
             yield item
     finally:
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(generator.close)
+            await anyio.to_thread.run_sync(generator.close, limiter=STREAM_THREADS)
 
 
 def sse(event: str, data: Any) -> str:

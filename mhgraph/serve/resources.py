@@ -71,10 +71,10 @@ class Resources:
         self.settings = settings
         self.cache = cache
         self.driver = connect(settings)
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()           # the tables below; held for lookups only, never a load
+        self._loading: dict[object, threading.Lock] = {}   # one per model or retriever being loaded
         self._embedders: dict[str, TextEmbedder] = {}
         self._retrievers: OrderedDict[tuple, KeptRetriever] = OrderedDict()
-        self._building: dict[tuple, threading.Lock] = {}
         self._llm: Any = None
         self._llm_loaded = False
 
@@ -90,13 +90,18 @@ class Resources:
         NotFoundError if it is not there."""
         return GraphContext.open(self.driver, self.database, corpus or self.settings.corpus)
 
+    def _loading_lock(self, key: object) -> threading.Lock:
+        with self._lock:
+            return self._loading.setdefault(key, threading.Lock())
+
     def llm(self) -> Any:
         """The configured language model, loaded on first use (None: the offline strategies)."""
-        with self._lock:
-            if not self._llm_loaded:
-                self._llm = language_model(self.settings, self.cache)
-                self._llm_loaded = True
-            return self._llm
+        if not self._llm_loaded:
+            with self._loading_lock("llm"):
+                if not self._llm_loaded:
+                    self._llm = language_model(self.settings, self.cache)
+                    self._llm_loaded = True
+        return self._llm
 
     def reader(self) -> Any:
         return build_reader(self.llm())
@@ -104,10 +109,13 @@ class Resources:
     def embedder(self, graph: GraphContext) -> TextEmbedder:
         """The embedder of the model `graph`'s corpus was ingested with, loaded once per model."""
         model = corpus_embedding_model(self.driver, self.database, graph.corpus, None) or self.settings.embedding_model
-        with self._lock:
-            if model not in self._embedders:
-                self._embedders[model] = Serialized(load_embedder(model, self.settings.cache_dir), EMBEDDER_CALLS)
-            return self._embedders[model]
+        if model not in self._embedders:
+            with self._loading_lock(("embedder", model)):   # others wait for this model only
+                if model not in self._embedders:
+                    loaded = Serialized(load_embedder(model, self.settings.cache_dir), EMBEDDER_CALLS)
+                    with self._lock:
+                        self._embedders[model] = loaded
+        return self._embedders[model]
 
     def options(self, method: str, given: dict[str, Any]) -> MethodOptions:
         """Method `method`'s options: the server's (its flags, environment and config file), with
@@ -131,46 +139,63 @@ class Resources:
     def retriever(self, method: str, graph: GraphContext, options: MethodOptions,
                   status: Callable[[str], None] = lambda message: None) -> Retriever:
         """Method `method` on `graph`'s corpus with `options`, built once and kept while the corpus
-        is unchanged: an ingest or a delete, by this server or another process, changes the corpus's
-        revision, and the next request builds it afresh (at most once per REFRESH_SECONDS while the
-        corpus keeps changing, as during an ingest). One retriever per method, corpus and options;
-        a build holds up only the requests that need that retriever."""
+        is unchanged: the first request after an ingest or a delete (by this server or another
+        process) changed the corpus's revision builds it afresh; while the corpus keeps changing
+        (an ingest running), a retriever rebuilt so is kept REFRESH_SECONDS. One retriever per
+        method, corpus and options, the least recently used dropped past RETRIEVERS_KEPT; a build
+        holds up only the requests that need that retriever."""
         facts = corpus_facts(self.driver, self.database, graph.corpus)
         state = (facts["corpus_revision"], facts["corpus_created"])
         key = (method, graph.corpus, json.dumps(options.model_dump(mode="json"), sort_keys=True))
-        with self._lock:
-            kept = self._retrievers.get(key)
-            lock = self._building.setdefault(key, threading.Lock())
-        if kept is not None and self._fresh(kept, state):
-            return kept.retriever
-        with lock:   # one build per key at a time; the others wait for it, then find it kept
+        if (found := self._kept(key, state)) is not None:
+            return found
+        with self._loading_lock(key):   # one build per key; the others wait for it, then find it kept
+            if (found := self._kept(key, state)) is not None:
+                return found
             with self._lock:
-                kept = self._retrievers.get(key)
-            if kept is not None and self._fresh(kept, state):
-                return kept.retriever
-            spec = registry.get(method)
-            registry.check_ready(method, graph, options)
-            embedder = self.embedder(graph) if spec.embedder else None
-            llm = self.llm() if spec.calls_llm(options) else None
-            retriever = registry.build_retriever(method, graph, self.settings, options, embedder=embedder, llm=llm,
-                                                 status=status)
+                previous = self._retrievers.get(key)
+            try:
+                retriever = self._build(method, graph, options, status)
+            except BaseException:
+                with self._lock:   # nothing kept: its lock need not stay
+                    if key not in self._retrievers:
+                        self._loading.pop(key, None)
+                raise
             # a method that reranks holds its cross-encoder (tokenizer and all) as `reranker`
             if getattr(retriever, "reranker", None) is not None:
                 retriever.reranker = Serialized(retriever.reranker, RERANKER_CALLS)
+            refreshed = previous is not None and previous.state[1] == state[1]
             with self._lock:
-                self._retrievers[key] = KeptRetriever(retriever, state, time.monotonic())
+                self._retrievers[key] = KeptRetriever(retriever, state, time.monotonic(), refreshed)
                 self._retrievers.move_to_end(key)
                 while len(self._retrievers) > RETRIEVERS_KEPT:
-                    self._retrievers.popitem(last=False)
+                    dropped, _ = self._retrievers.popitem(last=False)
+                    self._loading.pop(dropped, None)
             return retriever
 
-    @staticmethod
-    def _fresh(kept: KeptRetriever, state: tuple) -> bool:
-        """Built on the corpus as it is, or (a corpus still changing) less than REFRESH_SECONDS ago
-        on the same corpus (a corpus deleted and made again is never the same)."""
-        if kept.state == state:
-            return True
-        return kept.state[1] == state[1] and time.monotonic() - kept.built_at < REFRESH_SECONDS
+    def _build(self, method: str, graph: GraphContext, options: MethodOptions,
+               status: Callable[[str], None]) -> Retriever:
+        spec = registry.get(method)
+        registry.check_ready(method, graph, options)
+        embedder = self.embedder(graph) if spec.embedder else None
+        llm = self.llm() if spec.calls_llm(options) else None
+        return registry.build_retriever(method, graph, self.settings, options, embedder=embedder, llm=llm,
+                                        status=status)
+
+    def _kept(self, key: tuple, state: tuple) -> Retriever | None:
+        """The kept retriever of `key` if it may serve a corpus in `state`, marked recently used:
+        built on the corpus as it is, or a rebuild of a corpus still changing, less than
+        REFRESH_SECONDS old (a corpus deleted and made again is never the same one)."""
+        with self._lock:
+            kept = self._retrievers.get(key)
+            if kept is None:
+                return None
+            usable = kept.state == state or (kept.refreshed and kept.state[1] == state[1]
+                                             and time.monotonic() - kept.built_at < REFRESH_SECONDS)
+            if not usable:
+                return None
+            self._retrievers.move_to_end(key)
+            return kept.retriever
 
 
 @dataclass
@@ -178,3 +203,4 @@ class KeptRetriever:
     retriever: Retriever
     state: tuple            # the corpus's (revision, created) it was built on
     built_at: float         # time.monotonic() then
+    refreshed: bool         # a rebuild after the corpus changed (kept a while if it changes again)

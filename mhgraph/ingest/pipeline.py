@@ -150,9 +150,8 @@ class Tally:
     documents: int = 0
     chunks: int = 0
     tokenless: int = 0      # articles with no token at all (e.g. only zero-width characters)
-    written: int = 0
+    written_ids: list[str] = field(default_factory=list)   # the documents written now (added or replacing)
     written_chunks: int = 0
-    written_ids: list[str] = field(default_factory=list)
     sources: set[str] = field(default_factory=set)
     replaced: int = 0
     # the ids and keys seen (about 100 bytes each, the only things kept per article): the same
@@ -301,7 +300,6 @@ def ingest_corpus(
                 for d in todo:
                     d.embeddings = vectors[offset:offset + len(d.chunks)]
                     offset += len(d.chunks)
-                tally.written += len(todo)
                 tally.written_ids.extend(d.id for d in todo)
                 tally.written_chunks += offset
             if pending is not None:
@@ -327,8 +325,8 @@ def ingest_corpus(
     reindex = rebuild_corpus_fulltext(driver, database, name) if removal.chunks else 0.0
     return IngestSummary(
         path=str(path), format=corpus.format, corpus=name, documents=tally.documents, chunks=tally.chunks,
-        sources=len(tally.sources), skipped_empty=empty + tally.tokenless, written=tally.written,
-        written_chunks=tally.written_chunks, unchanged=tally.documents - tally.written,
+        sources=len(tally.sources), skipped_empty=empty + tally.tokenless, written=len(tally.written_ids),
+        written_chunks=tally.written_chunks, unchanged=tally.documents - len(tally.written_ids),
         seconds=time.perf_counter() - started - model_load_seconds, model_load_seconds=model_load_seconds,
         embed_seconds=timings["embed"], write_seconds=timings["write"], model=embedder.model_name,
         embed_header=settings.embed_header, graph=writer.counts(), document_key=corpus.key, replaced=tally.replaced,

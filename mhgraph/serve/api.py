@@ -45,7 +45,8 @@ from mhgraph.serve.schemas import (
     Job,
     QueryRequest,
     QueryResponse,
-    chunk_json,
+    error_at,
+    evidence_json,
     result_json,
 )
 
@@ -60,13 +61,6 @@ LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False,
                               description="The server's key (MHGRAPH_API_KEY); also accepted as 'Authorization: "
                                           "Bearer KEY'. Required when the server has one.")
-
-
-def one_line(exc: ValidationError | RequestValidationError) -> str:
-    """The first validation error as 'where: what' (body.k: Input should be ...)."""
-    error = exc.errors()[0]
-    where = ".".join(str(p) for p in error.get("loc", ())) or "body"
-    return f"{where}: {error.get('msg', 'invalid')}"
 
 
 def create_app(resources: Resources, *, api_key: str | None = None, cors_origins: tuple[str, ...] = (),
@@ -138,7 +132,7 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": one_line(exc), "errors": json.loads(json.dumps(exc.errors(), default=str))},
+        return JSONResponse({"detail": ": ".join(error_at(exc)), "errors": json.loads(json.dumps(exc.errors(), default=str))},
                             status_code=422)
 
     @app.get("/health", summary="The server and its Neo4j connection")
@@ -172,11 +166,8 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
                                "description": "JSON; or with stream: true, server-sent events: 'evidence', "
                                               "'token' (repeated), 'answer'."}})
     def ask(body: AskRequest) -> Any:
-        reader = resources.reader()   # a model problem shows before retrieval
-        result = resources.search(body.question, body.method, body.k, body.corpus, body.options)
-        chunks = result.final_ranking()[:body.k]
-        evidence = {"method": result.method, "corpus": result.params.get("corpus"), "reader": reader.label,
-                    "chunks": [chunk_json(c) for c in chunks]}
+        gathered = resources.evidence(body.question, body.method, body.k, body.corpus, body.options)
+        reader, chunks, evidence = gathered.reader, gathered.chunks, evidence_json(gathered)
         if not body.stream:
             answer = reader.answer(body.question, chunks)
             return {**evidence, "answer": answer.to_json()}
@@ -300,9 +291,7 @@ def validated(model: Any, payload: Any) -> Any:
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in ("body", *error.get("loc", ())))
-        raise InputError("request", where, error.get("msg", "invalid")) from None
+        raise InputError("request", *error_at(exc, ("body",))) from None
 
 
 def allowed_file(path: Path, roots: tuple[Path, ...]) -> Path:

@@ -18,7 +18,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.corpora import list_corpora
 from mhgraph.retrieval import registry
 from mhgraph.serve.resources import Resources
-from mhgraph.serve.schemas import chunk_json, result_json
+from mhgraph.serve.schemas import evidence_json, result_json
 from mhgraph.types import RetrievalResult
 
 INSTRUCTIONS = ("Multi-hop evidence from a Neo4j knowledge graph of documents. list_corpora names the corpora; "
@@ -81,11 +81,8 @@ def create_mcp(resources: Resources) -> MCPServer:
     async def ask(question: str, method: str = registry.DEFAULT_METHOD, k: K = 10, corpus: str | None = None,
                   options: dict[str, Any] | None = None) -> dict[str, Any]:
         def answer() -> dict[str, Any]:
-            reader = resources.reader()
-            result = resources.search(question, method, k, corpus, options)
-            chunks = result.final_ranking()[:k]
-            return {"method": result.method, "corpus": result.params.get("corpus"), "reader": reader.label,
-                    "answer": reader.answer(question, chunks).to_json(), "chunks": [chunk_json(c) for c in chunks]}
+            evidence = resources.evidence(question, method, k, corpus, options)
+            return {**evidence_json(evidence), "answer": evidence.reader.answer(question, evidence.chunks).to_json()}
         return await in_thread(answer)
 
     @server.tool(name="list_corpora",

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from mhgraph.answer import build_reader
-from mhgraph.app.search import language_model
+from mhgraph.app.search import Evidence, language_model
 from mhgraph.config import Settings
 from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError
@@ -30,6 +30,7 @@ from mhgraph.graph.schema import corpus_embedding_model
 from mhgraph.options import MethodOptions
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
+from mhgraph.serve.schemas import error_at
 from mhgraph.types import RetrievalResult
 
 # retrievers kept (one per method, corpus and options); the least recently used goes first
@@ -125,9 +126,7 @@ class Resources:
         try:
             return spec.options.model_validate({**base.model_dump(), **given})
         except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in ("options", *error["loc"]))
-            raise InputError("request", field, error["msg"]) from None
+            raise InputError("request", *error_at(exc, ("options",))) from None
 
     def search(self, question: str, method: str, k: int, corpus: str | None,
                options: dict[str, Any] | None = None) -> RetrievalResult:
@@ -135,6 +134,15 @@ class Resources:
         resolved = self.options(method, options or {})
         graph = self.graph(corpus)
         return self.retriever(method, graph, resolved).search(question, top_k=k)
+
+    def evidence(self, question: str, method: str, k: int, corpus: str | None,
+                 options: dict[str, Any] | None = None) -> Evidence:
+        """What an answer is read from, as `mhgraph ask` gathers it (app.search.gather_evidence):
+        the reader (a model problem shows before retrieval) and the top `k` chunks of the final
+        ranking."""
+        reader = self.reader()
+        result = self.search(question, method, k, corpus, options)
+        return Evidence(result, result.final_ranking()[:k], reader)
 
     def retriever(self, method: str, graph: GraphContext, options: MethodOptions,
                   status: Callable[[str], None] = lambda message: None) -> Retriever:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mhgraph.app.search import Evidence
 from mhgraph.retrieval.registry import DEFAULT_METHOD
 from mhgraph.types import RetrievalResult, RetrievedChunk
 
@@ -81,6 +82,20 @@ class Job(BaseModel):
     error: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
+
+
+def error_at(exc: Any, prefix: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(where, what) of a pydantic validation error's first error: where is its location under
+    `prefix` (body.k, options.hops)."""
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in (*prefix, *error.get("loc", ()))) or "body"
+    return where, error.get("msg", "invalid")
+
+
+def evidence_json(evidence: Evidence) -> dict[str, Any]:
+    """What an answer is read from, as JSON: the method, the corpus, the reader and the chunks."""
+    return {"method": evidence.result.method, "corpus": evidence.result.params.get("corpus"),
+            "reader": evidence.reader.label, "chunks": [chunk_json(c) for c in evidence.chunks]}
 
 
 def chunk_json(c: RetrievedChunk) -> dict[str, Any]:

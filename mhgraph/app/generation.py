@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import neo4j
 import numpy as np
 
 from mhgraph import cypher
@@ -58,7 +59,7 @@ def check_writable(out: Path) -> None:
 
 def claim_layer_state(graph: GraphContext) -> dict[str, Any]:
     records, _, _ = graph.driver.execute_query(cypher.load("generate/claim_layer"), corpus=graph.corpus,
-                                               database_=graph.database)
+                                               database_=graph.database, routing_=neo4j.RoutingControl.READ)
     return records[0].data()
 
 

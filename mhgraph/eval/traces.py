@@ -61,7 +61,8 @@ def run_summary(driver: neo4j.Driver, database: str | None, run_id: str) -> str 
 
 
 def list_runs(driver: neo4j.Driver, database: str | None) -> list[dict[str, Any]]:
-    records, _, _ = driver.execute_query(cypher.load("eval/list_runs"), database_=database)
+    records, _, _ = driver.execute_query(cypher.load("eval/list_runs"), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     return [r.data() for r in records]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import neo4j
 from neo4j import Driver
 
 from mhgraph import cypher
@@ -30,7 +31,8 @@ def _version_tuple(version: str) -> tuple[int, int]:
 
 
 def detect(driver: Driver, database: str | None = None) -> Capabilities:
-    records, _, _ = driver.execute_query(cypher.load("schema/components"), database_=database)
+    records, _, _ = driver.execute_query(cypher.load("schema/components"), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     kernel = next((r for r in records if r["name"] == "Neo4j Kernel"), records[0])
     language = next((r for r in records if r["name"] == "Cypher"), None)
     version = kernel["versions"][0]

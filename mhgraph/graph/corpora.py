@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+import neo4j
 from neo4j import Driver
 
 from mhgraph import cypher
@@ -37,7 +38,8 @@ class CorpusInfo:
 
 
 def list_corpora(driver: Driver, database: str | None) -> list[CorpusInfo]:
-    records, _, _ = driver.execute_query(cypher.load("corpora/list"), database_=database)
+    records, _, _ = driver.execute_query(cypher.load("corpora/list"), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     return [CorpusInfo(r["name"], r["documents"], r["chunks"], r["sources"], tuple(r["files"] or ()),
                        tuple(r["embedding_models"]), r["updated_at"].to_native() if r["updated_at"] else None,
                        tuple(r["embed_headers"]))
@@ -46,7 +48,8 @@ def list_corpora(driver: Driver, database: str | None) -> list[CorpusInfo]:
 
 def resolve_corpus(driver: Driver, database: str | None, name: str | None) -> str:
     """The corpus to search: `name` if the graph has it, else the graph's only corpus."""
-    records, _, _ = driver.execute_query(cypher.load("corpora/names"), database_=database)
+    records, _, _ = driver.execute_query(cypher.load("corpora/names"), database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     names, unnamed = records[0]["names"], records[0]["unnamed"]
     if name is not None:
         if name not in names:
@@ -72,7 +75,8 @@ def delete_corpus(driver: Driver, database: str | None, name: str | None) -> lis
     for run in runs:  # before the chunks, so its Questions go too
         driver.execute_query(cypher.load("eval/delete_run"), run=run, database_=database)
     driver.execute_query(cypher.load("eval/delete_retired"), database_=database)
-    with driver.session(database=database) as session:  # IN TRANSACTIONS needs auto-commit transactions
+    # IN TRANSACTIONS needs auto-commit transactions; the bookmark manager orders them after the writes above
+    with driver.session(database=database, bookmark_manager=driver.execute_query_bookmark_manager) as session:
         for statement in cypher.load_statements("corpora/delete"):
             session.run(statement, key=name or "").consume()
     if name is not None:

@@ -96,7 +96,7 @@ def delete_documents(driver: neo4j.Driver, database: str | None, corpus: str,
                revision=next_revision(tx, corpus)).consume()
         return removal
 
-    with driver.session(database=database) as session:
+    with driver.session(database=database, bookmark_manager=driver.execute_query_bookmark_manager) as session:
         for doc_id, key in documents:
             total.add(session.execute_write(delete_one, doc_id, key))
     return total
@@ -118,12 +118,13 @@ def release_file(driver: neo4j.Driver, database: str | None, corpus: str, file: 
 def list_documents(driver: neo4j.Driver, database: str | None, corpus: str,
                    file: str | None = None) -> list[dict[str, Any]]:
     records, _, _ = driver.execute_query(cypher.load("documents/list"), corpus=corpus, file=file,
-                                         database_=database)
+                                         database_=database, routing_=neo4j.RoutingControl.READ)
     return [r.data() for r in records]
 
 
 def show_document(driver: neo4j.Driver, database: str | None, corpus: str, key: str) -> dict[str, Any]:
-    records, _, _ = driver.execute_query(cypher.load("documents/show"), corpus=corpus, key=key, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("documents/show"), corpus=corpus, key=key, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     if not records:
         raise MhgraphError(f"corpus '{corpus}' has no document with key {key!r} (see 'mhgraph documents list "
                            f"--corpus {corpus}')")
@@ -147,7 +148,8 @@ def documents_of_file(driver: neo4j.Driver, database: str | None, corpus: str, f
 def corpus_facts(driver: neo4j.Driver, database: str | None, corpus: str) -> dict[str, Any]:
     """What a trained model records of the corpus it was trained on: its name, its revision now and
     when it was made (a corpus deleted and made again starts its revisions over)."""
-    records, _, _ = driver.execute_query(cypher.load("documents/revision"), corpus=corpus, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("documents/revision"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     revision, created = (records[0]["revision"], records[0]["created"]) if records else (0, None)
     return {"corpus": corpus, "corpus_revision": revision, "corpus_created": created}
 
@@ -181,7 +183,7 @@ def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, mod
 def changes_since(driver: neo4j.Driver, database: str | None, corpus: str, revision: int) -> tuple[int, int]:
     """(the corpus's revision now, how many documents were written or removed after `revision`)."""
     records, _, _ = driver.execute_query(cypher.load("documents/changes"), corpus=corpus, revision=revision,
-                                         database_=database)
+                                         database_=database, routing_=neo4j.RoutingControl.READ)
     if not records:
         return 0, 0
     return records[0]["revision"], records[0]["changed"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import neo4j
 from neo4j import Driver
 from neo4j_graphrag.indexes import create_vector_index
 
@@ -38,7 +39,8 @@ def ensure_corpus_fulltext(driver: Driver, database: str | None, corpus: str) ->
     """`corpus`'s fulltext index, its chunks labelled for it (chunks of a graph from before per-corpus
     indexes get the label here)."""
     label = corpus_chunk_label(corpus)
-    with driver.session(database=database) as session:  # IN TRANSACTIONS needs an auto-commit transaction
+    # IN TRANSACTIONS needs an auto-commit transaction; the bookmark manager orders it with execute_query's
+    with driver.session(database=database, bookmark_manager=driver.execute_query_bookmark_manager) as session:
         session.run(cypher.load("schema/label_corpus_chunks"), corpus=corpus, label=label).consume()
     # the label is a validated corpus name behind a fixed prefix; backticks quote its '-' and '.'
     statement = cypher.load("schema/corpus_fulltext").replace("{label}", f"`{label}`")
@@ -80,7 +82,8 @@ def rebuild_corpus_fulltext(driver: Driver, database: str | None, corpus: str) -
 
 
 def index_info(driver: Driver, database: str | None, name: str) -> dict | None:
-    records, _, _ = driver.execute_query(cypher.load("schema/index_info"), name=name, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("schema/index_info"), name=name, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     return records[0].data() if records else None
 
 
@@ -97,7 +100,8 @@ def require_index(driver: Driver, database: str | None, name: str) -> None:
 def corpus_embedding_model(driver: Driver, database: str | None, corpus: str, model: str | None) -> str | None:
     """The model to embed questions with: the corpus's own (`model`, when given, must be it).
     None for a corpus with no recorded model (nothing ingested yet)."""
-    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     models = records[0]["models"] if records else []
     if model is not None and models and model not in models:
         raise MhgraphError(f"the chunks of corpus '{corpus}' were embedded with {', '.join(models)}, not {model}: "
@@ -110,13 +114,15 @@ def corpus_embedding_model(driver: Driver, database: str | None, corpus: str, mo
 
 def corpus_chunking(driver: Driver, database: str | None, corpus: str) -> tuple[int | None, int | None]:
     """(chunk size, overlap) in tokens the corpus was last ingested with; (None, None) if not recorded."""
-    records, _, _ = driver.execute_query(cypher.load("schema/corpus_chunking"), corpus=corpus, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("schema/corpus_chunking"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     return (records[0]["chunk_size"], records[0]["chunk_overlap"]) if records else (None, None)
 
 
 def corpus_embed_header(driver: Driver, database: str | None, corpus: str) -> str:
     """The metadata header embedded with the corpus's chunks ("none", or several joined by ", " if mixed)."""
-    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("schema/embedding_models"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     headers = records[0]["headers"] if records else []
     return ", ".join(sorted(headers)) or "none"
 

@@ -29,3 +29,27 @@ RETURN documents, chunks, next_links, sources, corpora, relationships
 def snapshot(driver, database: str) -> dict:
     records, _, _ = driver.execute_query(SNAPSHOT, database_=database)
     return dict(records[0])
+
+
+# Every node and relationship with every property: nodes known by their labels and id (or name),
+# relationships by their type and ends. Embeddings are returned apart, to compare within a tolerance
+# (a batch of other texts may change a vector's last bits); `revision` (the corpus's change counter,
+# which counts transactions) and times of day are left out.
+def whole_graph(driver, database: str,
+                volatile: tuple[str, ...] = ("revision", "created_at", "updated_at")) -> dict:
+    """{'nodes': sorted [labels, key, props]}, 'relationships': sorted [type, from, to, props],
+    'embeddings': {chunk id: vector}} of the whole database."""
+    def props(values: dict) -> list:
+        return sorted([k, repr(v)] for k, v in values.items() if k not in volatile and k != "embedding")
+
+    nodes, _, _ = driver.execute_query(
+        "MATCH (n) RETURN labels(n) AS labels, coalesce(n.id, n.name) AS key, properties(n) AS props",
+        database_=database)
+    rels, _, _ = driver.execute_query(
+        "MATCH (a)-[r]->(b) RETURN type(r) AS type, coalesce(a.id, a.name) AS from, coalesce(b.id, b.name) AS to, "
+        "properties(r) AS props", database_=database)
+    return {
+        "nodes": sorted([sorted(r["labels"]), r["key"], props(r["props"])] for r in nodes),
+        "relationships": sorted([r["type"], r["from"], r["to"], props(r["props"])] for r in rels),
+        "embeddings": {r["key"]: r["props"]["embedding"] for r in nodes if "embedding" in r["props"]},
+    }

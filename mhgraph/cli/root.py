@@ -14,6 +14,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from mhgraph.cli.reference import configuration_markdown
 from mhgraph.config import LLM_BACKENDS, Settings, default_config_path, load_settings
+from mhgraph.engine import ENGINES
 from mhgraph.errors import MhgraphError
 from mhgraph.retrieval import registry
 
@@ -87,6 +88,20 @@ def llm_options(command):
     ]):
         command = option(command)
     return command
+
+
+def engine_options(command=None, *, workers: bool = True):
+    """--engine, --address (and --workers, unless the command has its own): where a command's
+    work runs (mhgraph.engine)."""
+    if command is None:
+        return lambda c: engine_options(c, workers=workers)
+    if workers:
+        command = click.option("--workers", type=click.IntRange(min=1),
+                               help="With --engine ray: workers (default: one per GPU of the cluster, else 1).")(command)
+    command = click.option("--address", help="With --engine ray: the Ray cluster's address (default: RAY_ADDRESS, "
+                                             "else a Ray started on this machine for the command).")(command)
+    return click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
+                        help="Where the work runs: this process, or a Ray cluster (pip install 'mhgraph[ray]').")(command)
 
 
 def quiet_progress() -> None:

@@ -18,10 +18,13 @@ def credentials(settings: Settings) -> tuple[str, str]:
     raise MhgraphError(f"NEO4J_PASSWORD is not set for {settings.uri}")
 
 
-def connect(settings: Settings) -> Driver:
-    """A verified driver, or a one-line error saying what to do."""
+def connect(settings: Settings, *, retry_seconds: float | None = None) -> Driver:
+    """A verified driver, or a one-line error saying what to do. `retry_seconds`: how long a
+    transaction is retried while the server is unavailable (the driver's default: 30 s)."""
     # Schema notifications (e.g. "property does not exist yet" on a fresh graph) are expected noise.
-    driver = GraphDatabase.driver(settings.uri, auth=credentials(settings), notifications_min_severity="OFF")
+    retry = {"max_transaction_retry_time": retry_seconds} if retry_seconds is not None else {}
+    driver = GraphDatabase.driver(settings.uri, auth=credentials(settings), notifications_min_severity="OFF",
+                                  **retry)
     try:
         driver.verify_connectivity()
     except AuthError as exc:

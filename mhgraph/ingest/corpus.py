@@ -20,7 +20,7 @@ import numpy as np
 
 from mhgraph.config import KEY_RULES, check_key_rule
 from mhgraph.errors import InputError
-from mhgraph.ingest.textfile import TextWindow
+from mhgraph.ingest.textfile import TextWindow, plain_suffix
 
 Format = Literal["json", "flat"]
 SEPARATOR = "<endofpassage>"
@@ -149,15 +149,15 @@ def _same_key(keys: array, versions: array, lines: array) -> tuple[int, int] | N
 
 
 def open_corpus(path: Path | str, fmt: Format | None = None, key: str = "auto") -> CorpusFile:
-    """The corpus file at `path`, its format detected unless given (a .json name or a leading '['),
-    its documents keyed by `key`."""
+    """The corpus file at `path` (gzipped if its name ends in .gz), its format detected unless given
+    (a .json name or a leading '['), its documents keyed by `key`."""
     path = Path(path)
     with TextWindow(path) as window:  # raises InputError for a file that cannot be read
         window.skip_whitespace()
         first = window.peek()
         if not first:   # rather than "expected a JSON list" or "no articles to ingest"
             raise InputError(path, "", "the file is empty" + (" (whitespace only)" if window.pos else ""))
-    return CorpusFile(path, fmt or ("json" if path.suffix.lower() == ".json" or first == "[" else "flat"),
+    return CorpusFile(path, fmt or ("json" if plain_suffix(path) == ".json" or first == "[" else "flat"),
                       check_key_rule(key))
 
 

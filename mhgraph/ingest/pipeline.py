@@ -26,7 +26,8 @@ from mhgraph.ingest.chunking import TokenChunker
 from mhgraph.ingest.corpus import Article, Format, article_key, open_corpus
 from mhgraph.ingest.header import text_to_embed
 from mhgraph.ingest.memory import release_free_memory
-from mhgraph.ingest.writer import GraphWriter, PreparedDocument
+from mhgraph.ingest.textfile import is_gzip, plain_suffix
+from mhgraph.ingest.writer import GraphWriter, PreparedDocument, StoredVersion
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class IngestSummary:
     removal: Removal = field(default_factory=Removal)  # what the replaced and removed versions took away
     reindex_seconds: float = 0.0   # the corpus's fulltext index rebuilt after chunks were removed (0: not needed)
     written_ids: list[str] = field(default_factory=list, repr=False)  # ids of the documents written now
+    engine: str = "local"   # where it ran: "local", or the Ray engine's placement (its times are summed over workers)
 
     @property
     def added(self) -> int:
@@ -81,12 +83,14 @@ class IngestSummary:
             f"  chunks    {self.chunks}",
             f"  sources   {self.sources}",
             f"  time      {self.seconds:.1f} s "
-            + (f"({self.written_chunks} chunks written, {self.chunks_per_second:.1f} chunks/s), " if self.written_chunks
-               else "(nothing to write), ")
-            + f"model loading {self.model_load_seconds:.1f} s apart",
-            f"  of which  embedding {self.embed_seconds:.1f} s ({self.model}"
-            + (f", header {self.embed_header}" if self.embed_header != "none" else "")
-            + f"), writing {self.write_seconds:.1f} s",
+            + (f"({self.written_chunks} chunks written, {self.chunks_per_second:.1f} chunks/s)" if self.written_chunks
+               else "(nothing to write)")
+            + (f", model loading {self.model_load_seconds:.1f} s apart" if self.engine == "local"
+               else ", starting the workers and their models included"),
+            *([] if self.engine == "local" else [f"  engine    {self.engine}"]),
+            f"  {'of which ' if self.engine == 'local' else 'workers  '} embedding {self.embed_seconds:.1f} s "
+            f"({self.model}" + (f", header {self.embed_header}" if self.embed_header != "none" else "")
+            + f"), writing {self.write_seconds:.1f} s" + ("" if self.engine == "local" else " (summed over workers)"),
             f"  corpus    '{self.corpus}' now {self.graph['corpus_documents']} documents, "
             f"{self.graph['corpus_chunks']} chunks",
             f"  graph now {self.graph['documents']} documents, {self.graph['chunks']} chunks, "
@@ -100,7 +104,8 @@ GENERIC_STEM = "corpus"   # MultiHop-RAG's file name (and the bundled sample's):
 def default_corpus_name(path: Path | str) -> str:
     """The file's stem (its folder's name for a file called corpus.*), made a valid corpus name."""
     path = Path(path).resolve()
-    stem = path.parent.name if path.stem.lower() == GENERIC_STEM and path.parent.name else path.stem
+    base = Path(path.stem).stem if is_gzip(path) else path.stem    # corpus.json.gz: corpus
+    stem = path.parent.name if base.lower() == GENERIC_STEM and path.parent.name else base
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).lstrip("._-")[:100]
     return name or GENERIC_STEM
 
@@ -112,7 +117,8 @@ def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) ->
         return settings.corpus
     path = Path(path).resolve()
     name = default_corpus_name(path)
-    candidates = [name] + ([f"{name}-{path.suffix[1:].lower()}"] if path.suffix[1:].isalnum() else [])
+    suffix = plain_suffix(path)[1:]
+    candidates = [name] + ([f"{name}-{suffix}"] if suffix.isalnum() else [])
     taken = {}
     for candidate in candidates:
         records, _, _ = driver.execute_query(cypher.load("corpora/files"), name=candidate,
@@ -163,6 +169,21 @@ class Tally:
     foreign_keys: list[str] = field(default_factory=list)
     foreign_files: set[str] = field(default_factory=set)
 
+    def count_replacement(self, d: PreparedDocument) -> None:
+        """A document about to be written: it replaces stored versions, perhaps another file's."""
+        self.replaced += bool(d.replaces)
+        if d.written_by_others:   # two files give the key different content: the last ingest wins
+            self.foreign += 1
+            self.foreign_files.update(d.written_by_others)
+            if len(self.foreign_keys) < 3:
+                self.foreign_keys.append(d.key)
+
+    def warn_foreign(self, path: Path | str) -> None:
+        if self.foreign:
+            warnings.warn(f"{path}: {self.foreign} documents replaced versions read from other files "
+                          f"({', '.join(sorted(self.foreign_files)[:3])}), e.g. {', '.join(self.foreign_keys)}: the "
+                          f"last ingest wins, and an ingest of the other file puts its version back", stacklevel=3)
+
 
 def prepare(articles: Iterable[Article], name: str, chunker: TokenChunker, model: str,
             tally: Tally, embed_header: str = "none", key_rule: str = "auto") -> list[PreparedDocument]:
@@ -194,6 +215,35 @@ def batched(items: Iterable[Article], size: int) -> Iterator[list[Article]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
+
+
+def against_stored(documents: list[PreparedDocument], stored: dict[str, list[StoredVersion]],
+                   file: str) -> tuple[list[PreparedDocument], list[PreparedDocument]]:
+    """(to write, unchanged) given the stored versions of their keys. A document to write replaces
+    every stored version of its key: an older one, or this one made another way (another model or
+    chunking), or one half-written by an older mhgraph; the files that held it still do."""
+    todo, unchanged = [], []
+    for d in documents:
+        versions = stored.get(d.key, [])
+        if [(v.id, v.fingerprint) for v in versions] == [(d.id, d.fingerprint)]:
+            unchanged.append(d)
+            continue
+        d.replaces = [v.id for v in versions]
+        d.files = sorted({file, *(f for v in versions for f in v.files)})
+        d.written_by_others = sorted({v.written_by for v in versions if v.written_by and v.written_by != file})
+        todo.append(d)
+    return todo, unchanged
+
+
+def embed_prepared(embedder: TextEmbedder, documents: list[PreparedDocument], embed_header: str) -> int:
+    """Embed the documents' chunks in one call, each document given its vectors; the number of chunks."""
+    vectors = embedder.embed_documents([text_to_embed(d.article, span.text, embed_header)
+                                        for d in documents for span in d.chunks])
+    offset = 0
+    for d in documents:
+        d.embeddings = vectors[offset:offset + len(d.chunks)]
+        offset += len(d.chunks)
+    return offset
 
 
 def ingest_corpus(
@@ -271,37 +321,15 @@ def ingest_corpus(
         for batch in batched(corpus.articles(), batch_size):
             documents = prepare(batch, name, chunker, embedder.model_name, tally, settings.embed_header,
                                 corpus.key)
-            stored = writer.stored(d.key for d in documents)
-            todo, unchanged = [], []
-            for d in documents:
-                versions = stored.get(d.key, [])
-                if [(v.id, v.fingerprint) for v in versions] == [(d.id, d.fingerprint)]:
-                    unchanged.append(d)
-                    continue
-                # every stored version of the key goes: an older one, or this one made another way
-                # (another model or chunking), or one half-written by an older mhgraph; the files
-                # that held it still do
-                d.replaces = [v.id for v in versions]
-                d.files = sorted({file, *(f for v in versions for f in v.files)})
-                tally.replaced += bool(versions)
-                others = {v.written_by for v in versions if v.written_by and v.written_by != file}
-                if others:   # two files give the key different content: say so, the last ingest wins
-                    tally.foreign += 1
-                    tally.foreign_files |= others
-                    if len(tally.foreign_keys) < 3:
-                        tally.foreign_keys.append(d.key)
-                todo.append(d)
+            todo, unchanged = against_stored(documents, writer.stored(d.key for d in documents), file)
+            for d in todo:
+                tally.count_replacement(d)
             if todo:
                 t0 = time.perf_counter()
-                vectors = embedder.embed_documents([text_to_embed(d.article, span.text, settings.embed_header)
-                                                    for d in todo for span in d.chunks])
+                written_chunks = embed_prepared(embedder, todo, settings.embed_header)
                 timings["embed"] += time.perf_counter() - t0
-                offset = 0
-                for d in todo:
-                    d.embeddings = vectors[offset:offset + len(d.chunks)]
-                    offset += len(d.chunks)
                 tally.written_ids.extend(d.id for d in todo)
-                tally.written_chunks += offset
+                tally.written_chunks += written_chunks
             if pending is not None:
                 advance(pending.result())  # re-raises a failed write before more is embedded
             pending = pool.submit(write, todo, unchanged, len(batch))
@@ -313,10 +341,7 @@ def ingest_corpus(
         if pending is not None:
             advance(pending.result())
 
-    if tally.foreign:
-        warnings.warn(f"{path}: {tally.foreign} documents replaced versions read from other files "
-                      f"({', '.join(sorted(tally.foreign_files)[:3])}), e.g. {', '.join(tally.foreign_keys)}: the "
-                      f"last ingest wins, and an ingest of the other file puts its version back", stacklevel=2)
+    tally.warn_foreign(path)
     # documents this file held at an earlier ingest and holds no more
     gone = documents_of_file(driver, database, name, file, keep=sorted(tally.keys))
     t0 = time.perf_counter()

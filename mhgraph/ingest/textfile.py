@@ -2,12 +2,15 @@
 
 The window keeps what has not been consumed yet (about one block, more only while one record is
 longer than that), so a corpus ten times larger needs no more memory to parse; line and column
-numbers stay exact for error messages.
+numbers stay exact for error messages. A file whose name ends in .gz is read through gzip
+(line numbers are those of the decompressed text).
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
@@ -15,6 +18,15 @@ from mhgraph.errors import InputError
 
 BLOCK_BYTES = 1 << 18
 WHITESPACE = " \t\r\n"
+
+
+def is_gzip(path: Path) -> bool:
+    return path.suffix.lower() == ".gz"
+
+
+def plain_suffix(path: Path) -> str:
+    """The file's extension under a .gz (corpus.json.gz: .json)."""
+    return Path(path.stem).suffix.lower() if is_gzip(path) else path.suffix.lower()
 
 
 class TextWindow:
@@ -37,7 +49,7 @@ class TextWindow:
         self._newlines_read = 0     # in the raw bytes read so far, for decoding errors
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
         try:
-            self._file: BinaryIO = path.open("rb")
+            self._file: BinaryIO = gzip.open(path, "rb") if is_gzip(path) else path.open("rb")
         except OSError as exc:
             raise InputError(path, "", f"cannot read file: {exc.strerror or exc}") from exc
 
@@ -59,6 +71,8 @@ class TextWindow:
         size = max(self.block_bytes, len(self.text) - self.pos)
         try:
             raw = self._file.read(size)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:   # before OSError: BadGzipFile is one
+            raise InputError(self.path, "", f"not a valid gzip file: {exc}") from exc
         except OSError as exc:
             raise InputError(self.path, "", f"cannot read file: {exc.strerror or exc}") from exc
         final = not raw

@@ -28,6 +28,7 @@ class PreparedDocument:
     embeddings: Sequence[Sequence[float]] | None = None
     replaces: list[str] = field(default_factory=list)   # ids of the stored versions it replaces
     files: list[str] = field(default_factory=list)      # the files that hold it (this one, and the old version's)
+    written_by_others: list[str] = field(default_factory=list)  # other files the replaced versions were read from
 
     @property
     def version(self) -> str:
@@ -117,20 +118,33 @@ class GraphWriter:
         unless another file still holds them (then only this file lets go of them)."""
         return release_file(self.driver, self.database, self.corpus, self.file, list(documents))
 
+    def write_together(self, batch: Sequence[PreparedDocument]) -> Removal:
+        """Write the whole batch in one transaction (the Ray engine's parallel writers: fewer,
+        larger commits); a crash leaves every document of the batch old or every one new."""
+        if not batch:
+            return Removal()
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(self._write_documents, list(batch))
+
     def _write_document(self, tx: ManagedTransaction, doc: PreparedDocument) -> Removal:
-        a = doc.article
-        removal = remove_documents(tx, doc.replaces)
+        return self._write_documents(tx, [doc])
+
+    def _write_documents(self, tx: ManagedTransaction, docs: list[PreparedDocument]) -> Removal:
+        removal = remove_documents(tx, [old for doc in docs for old in doc.replaces])
         revision = next_revision(tx, self.corpus)
-        document = {"id": doc.id, "key": doc.key, "version": doc.version, "title": a.title, "url": a.url,
-                    "author": a.author, "category": a.category, "published_at": a.published_at, "source": a.source,
-                    "fingerprint": doc.fingerprint, "files": doc.files or [self.file]}
-        assert doc.embeddings is not None and len(doc.embeddings) == len(doc.chunks)
-        chunks = [{"id": chunk_id, "document_id": doc.id, "index": span.index, "text": span.text,
-                   "embedding": [float(x) for x in vector], "source": a.source, "published_at": a.published_at,
-                   "token_count": span.token_count, "start_char": span.start_char, "end_char": span.end_char}
-                  for span, chunk_id, vector in zip(doc.chunks, doc.chunk_ids, doc.embeddings)]
-        links = [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
-        tx.run(cypher.load("ingest/merge_documents"), documents=[document], corpus=self.corpus, file=self.file,
+        documents, chunks, links = [], [], []
+        for doc in docs:
+            a = doc.article
+            documents.append({"id": doc.id, "key": doc.key, "version": doc.version, "title": a.title, "url": a.url,
+                              "author": a.author, "category": a.category, "published_at": a.published_at,
+                              "source": a.source, "fingerprint": doc.fingerprint, "files": doc.files or [self.file]})
+            assert doc.embeddings is not None and len(doc.embeddings) == len(doc.chunks)
+            chunks += [{"id": chunk_id, "document_id": doc.id, "index": span.index, "text": span.text,
+                        "embedding": [float(x) for x in vector], "source": a.source, "published_at": a.published_at,
+                        "token_count": span.token_count, "start_char": span.start_char, "end_char": span.end_char}
+                       for span, chunk_id, vector in zip(doc.chunks, doc.chunk_ids, doc.embeddings)]
+            links += [{"from": x, "to": y} for x, y in zip(doc.chunk_ids, doc.chunk_ids[1:])]
+        tx.run(cypher.load("ingest/merge_documents"), documents=documents, corpus=self.corpus, file=self.file,
                revision=revision, **self.chunking).consume()
         tx.run(cypher.load("ingest/merge_chunks"), chunks=chunks, corpus=self.corpus, label=self.label).consume()
         tx.run(cypher.load("ingest/link_next_chunks"), links=links).consume()

@@ -1,0 +1,251 @@
+"""`--engine ray` (issue 29) on a real local Ray cluster (`ray start --head` and a second node on
+this machine) against the real Neo4j: the Ray ingest writes the graph the local engine writes
+(nodes, relationships, properties, embeddings); a bad record in one of several files stops the job
+before anything is written; an embedding worker killed mid-ingest, and Neo4j restarted mid-write,
+still end in the clean run's graph."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mhgraph.app.ingestion import ingest_files
+from tests.conftest import SAMPLE, cli_env, eval_run_dir, run_cli, wipe
+from tests.graph_state import whole_graph
+
+pytest.importorskip("ray", reason="the Ray engine needs the 'ray' extra, which the test command installs")
+
+RAY = Path(sys.executable).with_name("ray")
+ARTICLES = json.loads((SAMPLE / "corpus.json").read_text())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    """A two-node Ray cluster on this machine, started as a user starts one; stopped after."""
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))   # Ray's socket paths must stay short
+    port = _free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    common = ["--disable-usage-stats", f"--temp-dir={temp}", "--object-store-memory=400000000"]
+    subprocess.run([str(RAY), "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
+                    *common], env=env, check=True, capture_output=True, timeout=180)
+    address = f"127.0.0.1:{port}"
+    subprocess.run([str(RAY), "start", f"--address={address}", "--num-cpus=1", *common], env=env, check=True,
+                   capture_output=True, timeout=180)
+    yield address
+    subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def ray_env(address: str) -> dict[str, str]:
+    return {"RAY_ADDRESS": address, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+
+
+def corpus_file(path: Path, copies: int = 1) -> Path:
+    """The sample, `copies` times over (each copy retitled, so it is new documents)."""
+    articles = [dict(a, title=f"{a['title']} (copy {k})", url=f"{a.get('url') or a['title']}#{k}")
+                if k else a for k in range(copies) for a in ARTICLES]
+    path.write_text(json.dumps(articles), encoding="utf-8")
+    return path
+
+
+def assert_same_graph(ray_side: dict, local_side: dict) -> None:
+    assert ray_side["nodes"] == local_side["nodes"]
+    assert ray_side["relationships"] == local_side["relationships"]
+    assert ray_side["embeddings"].keys() == local_side["embeddings"].keys()
+    for key, vector in local_side["embeddings"].items():
+        assert np.allclose(ray_side["embeddings"][key], vector, atol=1e-5), key
+
+
+def clean_run(settings, driver, path: Path, corpus: str) -> dict:
+    """The local engine's graph of `path` in an empty database (the database is emptied again after)."""
+    wipe(driver, settings.neo4j_database)
+    ingest_files(replace(settings, corpus=corpus), [path], progress=False)
+    graph = whole_graph(driver, settings.neo4j_database)
+    wipe(driver, settings.neo4j_database)
+    return graph
+
+
+def test_the_ray_engine_writes_the_graph_the_local_engine_writes(settings, empty_graph, ray_address, tmp_path):
+    path = corpus_file(tmp_path / "news.json")
+    local = clean_run(settings, empty_graph, path, "news")
+    done = run_cli(settings, "ingest", str(path), "--corpus", "news", "--engine", "ray", "--workers", "2",
+                   "--no-progress", env=ray_env(ray_address))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "engine    ray: 2 embedding workers on 2 nodes" in done.stdout
+    assert f"documents {len(ARTICLES)} keyed by auto (added {len(ARTICLES)}," in done.stdout
+    assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), local)
+
+    # a second run finds everything stored: it writes nothing and changes nothing
+    again = run_cli(settings, "ingest", str(path), "--corpus", "news", "--engine", "ray", "--no-progress",
+                    env=ray_env(ray_address))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"unchanged {len(ARTICLES)}" in again.stdout and "(nothing to write)" in again.stdout
+    assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), local)
+
+
+def test_several_files_and_gzip_go_into_one_corpus(settings, empty_graph, ray_address, tmp_path):
+    import gzip
+
+    first = tmp_path / "part-1.json"
+    first.write_text(json.dumps(ARTICLES[:10]), encoding="utf-8")
+    second = tmp_path / "part-2.json.gz"
+    second.write_bytes(gzip.compress(json.dumps(ARTICLES[10:]).encode()))
+    refused = run_cli(settings, "ingest", str(first), str(second), "--engine", "ray", "--no-progress",
+                      env=ray_env(ray_address))
+    assert refused.returncode != 0 and "name it with --corpus NAME" in refused.stderr
+    done = run_cli(settings, "ingest", str(first), str(second), "--corpus", "news", "--engine", "ray",
+                   "--no-progress", env=ray_env(ray_address))
+    assert done.returncode == 0, done.stderr[-2000:]
+    records, _, _ = empty_graph.execute_query(
+        "MATCH (d:Document {corpus: 'news'}) RETURN count(d) AS n, collect(DISTINCT d.written_by) AS files",
+        database_=settings.neo4j_database)
+    assert records[0]["n"] == len(ARTICLES)
+    assert sorted(records[0]["files"]) == sorted([str(first.resolve()), str(second.resolve())])
+
+
+def test_a_bad_record_in_one_of_several_files_writes_nothing(settings, empty_graph, ray_address, tmp_path):
+    good = corpus_file(tmp_path / "good.json")
+    bad_articles = [dict(a, title=f"{a['title']} (b)") for a in ARTICLES[:5]]
+    bad_articles[3]["published_at"] = "the day before yesterday"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(bad_articles, indent=1), encoding="utf-8")
+    # the error names the line where the bad record (the fourth) begins
+    record_start = [n for n, text in enumerate(bad.read_text().splitlines(), 1) if text.strip() == "{"][3]
+    done = run_cli(settings, "ingest", str(good), str(bad), "--corpus", "news", "--engine", "ray", "--no-progress",
+                   env=ray_env(ray_address))
+    assert done.returncode != 0
+    errors = [x for x in done.stderr.strip().splitlines() if x.startswith("error")]
+    assert len(errors) == 1, done.stderr[-2000:]
+    assert f"{bad}:{record_start} (record 4)" in errors[0] and "bad date" in errors[0], errors[0]
+    records, _, _ = empty_graph.execute_query("MATCH (n) RETURN count(n) AS n", database_=settings.neo4j_database)
+    assert records[0]["n"] == 0   # not the good file's documents either, nor a Corpus node
+
+
+def _processes(fragment: str) -> list[int]:
+    """Pids of this machine's processes whose command line holds `fragment` (Ray names its actor
+    processes after the stage they run)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if fragment in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _documents(driver, database: str) -> int:
+    records, _, _ = driver.execute_query("MATCH (d:Document) RETURN count(d) AS n", database_=database)
+    return records[0]["n"]
+
+
+def _ingest_in_background(settings, path: Path, address: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mhgraph.cli", "ingest", str(path), "--corpus", "news",
+                             "--engine", "ray", "--workers", "2", "--batch-size", "8", "--no-progress"],
+                            env={**cli_env(settings), **ray_env(address)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_documents(driver, database: str, job: subprocess.Popen, at_least: int = 1, timeout: float = 300) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and job.poll() is None:
+        try:
+            n = _documents(driver, database)
+        except Exception:   # noqa: BLE001 - the server may be restarting
+            n = 0
+        if n >= at_least:
+            return n
+        time.sleep(0.5)
+    pytest.fail(f"the job wrote no document in time (exit {job.poll()}): {job.stderr.read()[-2000:] if job.stderr else ''}")
+
+
+def test_an_embedding_worker_killed_mid_ingest_still_ends_in_the_clean_graph(settings, driver, ray_address,
+                                                                             tmp_path):
+    path = corpus_file(tmp_path / "news.json", copies=6)
+    clean = clean_run(settings, driver, path, "news")
+    job = _ingest_in_background(settings, path, ray_address)
+    try:
+        written = _wait_for_documents(driver, settings.neo4j_database, job)
+        victims = _processes("MapBatches(EmbedStage)")
+        assert victims, "no embedding actor process found"
+        os.kill(victims[0], signal.SIGKILL)
+        out, err = job.communicate(timeout=900)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 0, err[-3000:]
+    assert written < len(ARTICLES) * 6, "the job had finished before the worker was killed"
+    assert_same_graph(whole_graph(driver, settings.neo4j_database), clean)
+
+
+def test_neo4j_restarted_mid_write_still_ends_in_the_clean_graph(settings, driver, server, ray_address, tmp_path):
+    if server is None:
+        pytest.skip("restarts only the local server the tests start (NEO4J_URI names another)")
+    path = corpus_file(tmp_path / "news.json", copies=6)
+    clean = clean_run(settings, driver, path, "news")
+    job = _ingest_in_background(settings, path, ray_address)
+    try:
+        written = _wait_for_documents(driver, settings.neo4j_database, job)
+        server.stop()
+        time.sleep(3)
+        server.start()
+        out, err = job.communicate(timeout=900)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 0, err[-3000:]
+    assert written < len(ARTICLES) * 6, "the job had finished before the server was restarted"
+    assert_same_graph(whole_graph(driver, settings.neo4j_database), clean)
+
+
+def _results(run_dir: Path) -> dict:
+    rows = json.loads((run_dir / "results.json").read_text())
+    rows = rows["questions"] if isinstance(rows, dict) else rows
+    return {r["id"]: [(c["chunk_id"], round(c["score"], 5)) for h in r["hops"] for c in h["chunks"]] for r in rows}
+
+
+@pytest.mark.parametrize("method", ["vector", "bm25"])
+def test_eval_on_ray_gives_the_results_of_local_workers(settings, empty_graph, ray_address, tmp_path, method):
+    ingest_files(replace(settings, corpus="sample"), [SAMPLE / "corpus.json"], progress=False)
+    runs = {}
+    for engine in ("local", "ray"):
+        done = run_cli(settings, "eval", "--sample", "--method", method, "--workers", "2", "--engine", engine,
+                       "--runs-dir", str(tmp_path / engine), "--no-progress", "--no-trace",
+                       env=ray_env(ray_address))
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[engine] = _results(eval_run_dir(done.stdout))
+        summary = json.loads((next((tmp_path / engine).glob("*/summary.json"))).read_text())
+        assert summary["engine"] == engine
+    assert runs["ray"] == runs["local"] and len(runs["local"]) > 5
+
+
+def test_claims_on_ray_write_the_claim_layer_the_local_engine_writes(settings, empty_graph, ray_address):
+    sample = replace(settings, corpus="sample", llm_backend="none")
+    ingest_files(sample, [SAMPLE / "corpus.json"], progress=False)
+    local = run_cli(settings, "claims", "build", "--corpus", "sample", "--no-progress", "--llm-backend", "none")
+    assert local.returncode == 0, local.stderr[-2000:]
+    expected = whole_graph(empty_graph, settings.neo4j_database)
+    wipe(empty_graph, settings.neo4j_database)
+    ingest_files(sample, [SAMPLE / "corpus.json"], progress=False)
+    done = run_cli(settings, "claims", "build", "--corpus", "sample", "--no-progress", "--llm-backend", "none",
+                   "--engine", "ray", "--workers", "2", env=ray_env(ray_address))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), expected)
+    assert any(n[0] == ["Claim"] for n in expected["nodes"])

@@ -32,7 +32,7 @@ def machine() -> dict[str, Any]:
 
 def versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("mhgraph", "neo4j-graphrag", "torch", "sentence-transformers", "transformers", "neo4j"):
+    for dist in ("mhgraph", "neo4j-graphrag", "torch", "sentence-transformers", "transformers", "neo4j", "ray"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -230,8 +230,9 @@ def test_eval_on_ray_gives_the_results_of_local_workers(settings, empty_graph, r
                        "--runs-dir", str(tmp_path / engine), "--no-progress", "--no-trace",
                        env=ray_env(ray_address))
         assert done.returncode == 0, done.stderr[-2000:]
-        runs[engine] = _results(eval_run_dir(done.stdout))
-        summary = json.loads((next((tmp_path / engine).glob("*/summary.json"))).read_text())
+        run_dir = eval_run_dir(done.stdout)
+        runs[engine] = _results(run_dir)
+        summary = json.loads((run_dir / "report.json").read_text())
         assert summary["engine"] == engine
     assert runs["ray"] == runs["local"] and len(runs["local"]) > 5
 

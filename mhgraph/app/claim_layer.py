@@ -5,9 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from mhgraph.claims.build import ClaimsSummary, build_claims, claim_layer_built, claims_summary
+from mhgraph.claims.build import (
+    ClaimsSummary,
+    build_claims,
+    claim_layer_built,
+    claims_summary,
+)
 from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
 from mhgraph.claims.merge import DEFAULT_THRESHOLD, MergeSummary, merge_all
+from mhgraph.claims.ray_engine import RayClaimsOptions, build_claims_on_ray
 from mhgraph.claims.synonyms import DEFAULT_NEIGHBOURS, SynonymSummary, link_synonyms
 from mhgraph.claims.synonyms import DEFAULT_THRESHOLD as SYNONYM_THRESHOLD
 from mhgraph.config import Settings
@@ -20,7 +26,7 @@ from mhgraph.retrieval.registry import question_embedder
 @dataclass
 class ClaimLayerBuild:
     summary: ClaimsSummary
-    llm: Any = None               # the extractor's model, None for the offline extractor
+    llm: Any = None               # the extractor's model (label, usage), None for the offline extractor
 
     def lines(self) -> list[str]:
         lines = self.summary.lines()
@@ -43,16 +49,24 @@ class NameMerge:
 def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | None = None,
                       merge_threshold: float | None = DEFAULT_THRESHOLD, cache: bool = True,
                       progress: bool = True, only_new: bool = False,
-                      documents: Sequence[str] | None = None) -> ClaimLayerBuild:
+                      documents: Sequence[str] | None = None, engine: str = "local",
+                      ray: RayClaimsOptions | None = None) -> ClaimLayerBuild:
     """Claims of every chunk of settings.corpus (or the graph's only corpus) not yet done (only_new:
     chunks with none; documents: only these documents' chunks), with the configured language model
     or the offline extractor (spaCy), then near-duplicate names merged (merge_threshold None: by
-    name key only)."""
+    name key only). engine "ray" spreads the extraction over a Ray cluster (claims/ray_engine.py)."""
     llm = load_llm(settings, cache=cache)
     extractor = OfflineClaimExtractor() if llm is None else LLMClaimExtractor(llm)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(graph, settings)
+        if engine == "ray":
+            summary, pooled = build_claims_on_ray(
+                settings, driver, graph.corpus, embedder, options=ray or RayClaimsOptions(), use_model=llm is not None,
+                model_label=llm.label if llm is not None else "", batch_size=batch_size, limit=limit,
+                merge_threshold=merge_threshold, cache=cache, progress=progress, only_new=only_new,
+                documents=documents, extractor_label=extractor.label)
+            return ClaimLayerBuild(summary, pooled)
         summary = build_claims(driver, graph.database, graph.corpus, extractor, embedder, batch_size=batch_size,
                                limit=limit, merge_threshold=merge_threshold, progress=progress, only_new=only_new,
                                documents=documents)

@@ -97,20 +97,23 @@ def ensure_claim_schema(driver: neo4j.Driver, database: str | None, dimensions: 
 
 
 def claim_count(driver: neo4j.Driver, database: str | None, corpus: str) -> int:
-    records, _, _ = driver.execute_query(cypher.load("claims/count"), corpus=corpus, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("claims/count"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     return records[0]["claims"]
 
 
 def claim_layer_built(driver: neo4j.Driver, database: str | None, corpus: str) -> bool:
     """Whether `corpus` has a claim layer (built, or a build begun), even if none of its chunks
     that hold claims now is left (every one replaced)."""
-    records, _, _ = driver.execute_query(cypher.load("claims/layer_built"), corpus=corpus, database_=database)
+    records, _, _ = driver.execute_query(cypher.load("claims/layer_built"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ)
     return bool(records[0]["built"])
 
 
 def claims_summary(driver: neo4j.Driver, database: str | None, corpus: str) -> neo4j.Record:
     """Claims, chunks (with claims), topics, targets and bridges of `corpus`'s claim layer."""
-    return driver.execute_query(cypher.load("claims/summary"), corpus=corpus, database_=database).records[0]
+    return driver.execute_query(cypher.load("claims/summary"), corpus=corpus, database_=database,
+                                         routing_=neo4j.RoutingControl.READ).records[0]
 
 
 def claim_id(chunk_id: str, place: int, text: str) -> str:
@@ -125,6 +128,78 @@ def _write_batch(tx: neo4j.ManagedTransaction, corpus: str, extractor: str, chun
     tx.run(cypher.load("claims/mark_chunks"), chunks=chunk_ids, extractor=extractor).consume()
 
 
+def pending_chunks(driver: neo4j.Driver, database: str | None, corpus: str, extractor: str, *,
+                   limit: int | None = None, only_new: bool = False,
+                   documents: Sequence[str] | None = None) -> list[neo4j.Record]:
+    """The chunks whose claims are still to extract (chunk_id, document_id, text, title), in id order."""
+    records, _, _ = driver.execute_query(cypher.load("claims/pending_chunks"), corpus=corpus, extractor=extractor,
+                                         only_new=only_new, documents=None if documents is None else list(documents),
+                                         database_=database)
+    return records[:limit] if limit is not None else records
+
+
+class ClaimBatchWriter:
+    """Extract, embed and write the claims of one batch of chunks (one transaction): the step
+    `build_claims` repeats here and the Ray engine's workers repeat elsewhere."""
+
+    def __init__(self, driver: neo4j.Driver, database: str | None, corpus: str, extractor: ClaimExtractor,
+                 embedder: TextEmbedder, merged: dict[str, dict[str, str]]) -> None:
+        self.driver, self.database, self.corpus = driver, database, corpus
+        self.extractor, self.embedder, self.merged = extractor, embedder, merged
+        self.timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
+
+    def __call__(self, batch: Sequence[Any]) -> int:
+        """Claims written for `batch` (records or dicts with chunk_id, document_id, text, title)."""
+        t = time.perf_counter()
+        rows: list[dict[str, Any]] = []
+        for r in batch:
+            for place, claim in enumerate(self.extractor.extract(r["text"], r["title"])):
+                topic_key = name_key(claim.topic) or claim.topic.lower()
+                target_key = name_key(claim.target) or claim.target.lower()
+                rows.append({"id": claim_id(r["chunk_id"], place, claim.text), "chunk": r["chunk_id"],
+                             "document": r["document_id"], "text": claim.text, "topic": claim.topic,
+                             "topic_key": self.merged["Topic"].get(topic_key, topic_key), "target": claim.target,
+                             "target_key": self.merged["Target"].get(target_key, target_key)})
+        self.timing["extract"] += time.perf_counter() - t
+        t = time.perf_counter()
+        if rows:
+            vectors = self.embedder.embed_documents([row["text"] for row in rows])
+            for row, vector in zip(rows, vectors):
+                row["embedding"] = [float(x) for x in vector]
+        self.timing["embed"] += time.perf_counter() - t
+        t = time.perf_counter()
+        # the session shares execute_query's bookmarks: a read routed to a secondary after it sees the batch
+        with self.driver.session(database=self.database,
+                                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
+            session.execute_write(_write_batch, self.corpus, self.extractor.label, [r["chunk_id"] for r in batch],
+                                  rows)
+        self.timing["write"] += time.perf_counter() - t
+        return len(rows)
+
+
+def name_aliases(driver: neo4j.Driver, database: str | None, corpus: str) -> dict[str, dict[str, str]]:
+    """label -> name key -> the key it was merged into."""
+    return {label: alias_map(driver, database, corpus, label) for label in NAME_LABELS}
+
+
+def finish_claims(driver: neo4j.Driver, database: str | None, corpus: str, extractor: str, embedder: TextEmbedder,
+                  *, pending: int, timing: dict[str, float], started: float, merge_threshold: float | None,
+                  only_new: bool) -> ClaimsSummary:
+    """After the chunks: prune, merge near-duplicate names, draw synonyms, count."""
+    driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
+    t = time.perf_counter()
+    merges = [] if merge_threshold is None else merge_all(driver, database, corpus, embedder, merge_threshold,
+                                                          only_new=only_new)
+    synonyms = link_synonyms(driver, database, corpus, embedder)
+    merge_seconds = time.perf_counter() - t
+    counts = claims_summary(driver, database, corpus)
+    return ClaimsSummary(corpus, extractor, counts["chunks"], counts["chunks_done"], pending,
+                         counts["claims"], counts["topics"],
+                         counts["targets"], counts["bridges"], time.perf_counter() - started,
+                         timing["extract"], timing["embed"], timing["write"], merges, merge_threshold, merge_seconds,
+                         synonyms)
+
+
 def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extractor: ClaimExtractor,
                  embedder: TextEmbedder, *, batch_size: int = 32, limit: int | None = None,
                  merge_threshold: float | None = DEFAULT_THRESHOLD, progress: bool = True,
@@ -134,47 +209,13 @@ def build_claims(driver: neo4j.Driver, database: str | None, corpus: str, extrac
     most `limit` chunks this run), then merge near-duplicate names (None: no merging)."""
     started = time.perf_counter()
     ensure_claim_schema(driver, database, embedder.dimensions)
-    merged = {label: alias_map(driver, database, corpus, label) for label in NAME_LABELS}
-    records, _, _ = driver.execute_query(cypher.load("claims/pending_chunks"), corpus=corpus,
-                                         extractor=extractor.label, only_new=only_new,
-                                         documents=None if documents is None else list(documents),
-                                         database_=database)
-    pending: Sequence[neo4j.Record] = records[:limit] if limit is not None else records
-    timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
+    write = ClaimBatchWriter(driver, database, corpus, extractor, embedder, name_aliases(driver, database, corpus))
+    pending = pending_chunks(driver, database, corpus, extractor.label, limit=limit, only_new=only_new,
+                             documents=documents)
     with tqdm(total=len(pending), desc=f"claims ({extractor.label})", unit="chunk", disable=not progress) as bar:
         for i in range(0, len(pending), batch_size):
             batch = pending[i:i + batch_size]
-            t = time.perf_counter()
-            rows: list[dict[str, Any]] = []
-            for r in batch:
-                for place, claim in enumerate(extractor.extract(r["text"], r["title"])):
-                    topic_key = name_key(claim.topic) or claim.topic.lower()
-                    target_key = name_key(claim.target) or claim.target.lower()
-                    rows.append({"id": claim_id(r["chunk_id"], place, claim.text), "chunk": r["chunk_id"],
-                                 "document": r["document_id"], "text": claim.text, "topic": claim.topic,
-                                 "topic_key": merged["Topic"].get(topic_key, topic_key), "target": claim.target,
-                                 "target_key": merged["Target"].get(target_key, target_key)})
-            timing["extract"] += time.perf_counter() - t
-            t = time.perf_counter()
-            if rows:
-                vectors = embedder.embed_documents([row["text"] for row in rows])
-                for row, vector in zip(rows, vectors):
-                    row["embedding"] = [float(x) for x in vector]
-            timing["embed"] += time.perf_counter() - t
-            t = time.perf_counter()
-            with driver.session(database=database) as session:
-                session.execute_write(_write_batch, corpus, extractor.label, [r["chunk_id"] for r in batch], rows)
-            timing["write"] += time.perf_counter() - t
+            write(batch)
             bar.update(len(batch))
-    driver.execute_query(cypher.load("claims/prune"), corpus=corpus, database_=database)
-    t = time.perf_counter()
-    merges = [] if merge_threshold is None else merge_all(driver, database, corpus, embedder, merge_threshold,
-                                                          only_new=only_new)
-    synonyms = link_synonyms(driver, database, corpus, embedder)
-    merge_seconds = time.perf_counter() - t
-    counts = claims_summary(driver, database, corpus)
-    return ClaimsSummary(corpus, extractor.label, counts["chunks"], counts["chunks_done"], len(pending),
-                         counts["claims"], counts["topics"],
-                         counts["targets"], counts["bridges"], time.perf_counter() - started,
-                         timing["extract"], timing["embed"], timing["write"], merges, merge_threshold, merge_seconds,
-                         synonyms)
+    return finish_claims(driver, database, corpus, extractor.label, embedder, pending=len(pending),
+                         timing=write.timing, started=started, merge_threshold=merge_threshold, only_new=only_new)

@@ -7,7 +7,8 @@ import click
 from mhgraph.app.claim_layer import build_claim_layer, link_names, merge_names
 from mhgraph.claims import synonyms
 from mhgraph.claims.merge import DEFAULT_THRESHOLD
-from mhgraph.cli.root import llm_options, quiet_progress, settings_from
+from mhgraph.claims.ray_engine import RayClaimsOptions
+from mhgraph.cli.root import engine_options, llm_options, quiet_progress, settings_from
 
 
 @click.group("claims")
@@ -26,10 +27,16 @@ def claims_group() -> None:
                    "spelled alike or one a short form of the other (mhgraph/claims/merge.py).")
 @click.option("--no-merge", is_flag=True, help="Merge names by key only, not by embedding similarity.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@engine_options
+@click.option("--endpoints", help="With --engine ray and a model: its OpenAI-compatible servers, comma-separated "
+                                  "(default: OPENAI_BASE_URL).")
+@click.option("--per-endpoint", default=2, show_default=True, type=click.IntRange(min=1),
+              help="With --engine ray and a model: requests in flight per endpoint.")
 @llm_options
 @click.pass_context
 def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit: int | None, merge_threshold: float,
-                 no_merge: bool, no_progress: bool,
+                 no_merge: bool, no_progress: bool, engine: str, address: str | None, workers: int | None,
+                 endpoints: str | None, per_endpoint: int,
                  llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Extract the claims of every chunk not yet done: with the configured language model, or
     with the offline extractor (spaCy) when the backend is none; then merge near-duplicate names
@@ -39,7 +46,10 @@ def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit:
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     built = build_claim_layer(settings, batch_size=batch_size, limit=limit,
                               merge_threshold=None if no_merge else merge_threshold, cache=not no_cache,
-                              progress=not no_progress)
+                              progress=not no_progress, engine=engine,
+                              ray=RayClaimsOptions(address=address, workers=workers, per_endpoint=per_endpoint,
+                                                   endpoints=tuple(e.strip() for e in (endpoints or "").split(",")
+                                                                   if e.strip())))
     click.echo("\n".join(built.lines()))
 
 

@@ -11,6 +11,7 @@ from mhgraph.cli.method_options import method_choice, method_options, pop_method
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
+    engine_options,
     llm_options,
     quiet_progress,
     sample_corpus_path,
@@ -32,7 +33,9 @@ from mhgraph.graph.connection import connect
 @click.option("--per-type", type=click.IntRange(min=1),
               help="Only the first N questions of each type (a stratified slice, in file order).")
 @click.option("--types", help="Comma-separated question types, e.g. inference_query,comparison_query.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Questions run concurrently.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Questions run concurrently: threads, or with --engine ray the cluster's workers.")
+@engine_options(workers=False)
 @click.option("--no-trace", is_flag=True, help="Do not store the run's evidence paths in Neo4j.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(path_type=Path))
 @click.option("--run-id", help="Name of the run (default: method-kK-timestamp).")
@@ -52,7 +55,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
              limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
              scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
-             no_cache: bool, **method_flags: object) -> None:
+             no_cache: bool, engine: str, address: str | None, **method_flags: object) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     if runs and not compare:
         raise click.UsageError(f"unexpected argument '{runs[0]}' (run ids go with --compare)")
@@ -88,7 +91,8 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
     options = EvalOptions(
         method=method, questions_path=questions_path or default_questions_path(), top_k=top_k, limit=limit,
         per_type=per_type,
-        types=[t.strip() for t in types.split(",")] if types else None, workers=workers, trace=not no_trace,
+        types=[t.strip() for t in types.split(",")] if types else None, workers=workers, engine=engine,
+        address=address, trace=not no_trace,
         runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
         scoring=scoring, answer=answer, answer_k=answer_k, llm_cache=not no_cache,
     )

@@ -38,6 +38,7 @@ from mhgraph.eval.gold import (
     coverage_report,
 )
 from mhgraph.eval.metrics import RECALL_AT, score_results
+from mhgraph.eval.ray_engine import search_on_ray
 from mhgraph.eval.report import question_rows, run_label, summarise, write_report
 from mhgraph.graph.context import GraphContext
 from mhgraph.graph.schema import corpus_chunking, corpus_embed_header
@@ -57,7 +58,9 @@ class EvalOptions:
     limit: int | None = None
     per_type: int | None = None      # the first N questions of each type: a stratified slice
     types: Sequence[str] | None = None
-    workers: int = 1
+    workers: int = 1                 # threads (engine "local") or Ray actors (engine "ray")
+    engine: str = "local"            # mhgraph.engine.ENGINES
+    address: str | None = None       # the Ray cluster (engine "ray"; None: RAY_ADDRESS, else a Ray started here)
     trace: bool = True
     runs_dir: Path = Path("runs")
     run_id: str | None = None
@@ -224,7 +227,11 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     started_at = datetime.now(timezone.utc)
     run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]
     t0 = time.perf_counter()
-    results = _run_all(retriever, questions, options)
+    if options.engine == "ray":
+        results = search_on_ray(settings, corpus, options.method, questions, options.top_k,
+                                address=options.address, workers=options.workers, progress=options.progress)
+    else:
+        results = _run_all(retriever, questions, options)
     wall = time.perf_counter() - t0
 
     with_gold = {qid: ids for qid, ids in gold.items() if ids}
@@ -255,7 +262,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     chunk_size, chunk_overlap = corpus_chunking(driver, database, corpus)
     summary.update({
         "run_id": run_id, "started_at": started_at.isoformat(), "finished_at": finished_at.isoformat(),
-        "wall_seconds": wall, "workers": options.workers, "questions_file": str(options.questions_path),
+        "wall_seconds": wall, "workers": options.workers, "engine": options.engine, "questions_file": str(options.questions_path),
         "selection": {"limit": options.limit, "per_type": options.per_type, "types": list(options.types or []),
                       "questions": len(questions)},
         "corpus": corpus,

@@ -108,7 +108,8 @@ class GraphWriter:
         """Write each document in its own transaction, replacing its stored versions
         (`PreparedDocument.replaces`); returns what the replaced versions took away."""
         removal = Removal()
-        with self.driver.session(database=self.database) as session:
+        with self.driver.session(database=self.database,
+                                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             for doc in batch:
                 removal.add(session.execute_write(self._write_document, doc))
         return removal
@@ -123,7 +124,8 @@ class GraphWriter:
         larger commits); a crash leaves every document of the batch old or every one new."""
         if not batch:
             return Removal()
-        with self.driver.session(database=self.database) as session:
+        with self.driver.session(database=self.database,
+                                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             return session.execute_write(self._write_documents, list(batch))
 
     def _write_document(self, tx: ManagedTransaction, doc: PreparedDocument) -> Removal:

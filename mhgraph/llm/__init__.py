@@ -20,7 +20,9 @@ def backend_name(settings: Settings) -> str:
     return "openai" if settings.openai_base_url or settings.openai_api_key else "none"
 
 
-def load_backend(settings: Settings) -> ChatBackend | None:
+def load_backend(settings: Settings, *, endpoint: str | None = None, identity: str | None = None) -> ChatBackend | None:
+    """The configured backend; `endpoint` (openai) names the server of one of several that serve
+    the model, `identity` the pool (the response cache keys by it)."""
     backend = backend_name(settings)
     if backend == "none":
         return None
@@ -29,8 +31,9 @@ def load_backend(settings: Settings) -> ChatBackend | None:
             raise MhgraphError("the openai LLM backend needs a model name: set MHGRAPH_LLM_MODEL (or llm_model)")
         from mhgraph.llm.endpoint import OpenAIChat
 
-        return OpenAIChat(settings.llm_model, base_url=settings.openai_base_url, api_key=settings.openai_api_key,
-                          timeout=settings.llm_timeout, max_retries=settings.llm_max_retries)
+        return OpenAIChat(settings.llm_model, base_url=endpoint or settings.openai_base_url,
+                          api_key=settings.openai_api_key, timeout=settings.llm_timeout,
+                          max_retries=settings.llm_max_retries, identity=identity)
     from mhgraph.llm.local import LlamaCppChat
 
     if settings.llm_model_path is not None:
@@ -44,9 +47,11 @@ def load_backend(settings: Settings) -> ChatBackend | None:
     return LlamaCppChat(path, context=settings.llm_context, threads=settings.llm_threads or None)
 
 
-def load_llm(settings: Settings, *, cache: bool = True) -> LLM | None:
-    """The configured model with the response cache (cache=False: every call goes to the model)."""
-    backend = load_backend(settings)
+def load_llm(settings: Settings, *, cache: bool = True, endpoint: str | None = None,
+             identity: str | None = None) -> LLM | None:
+    """The configured model with the response cache (cache=False: every call goes to the model);
+    endpoint and identity: see load_backend."""
+    backend = load_backend(settings, endpoint=endpoint, identity=identity)
     if backend is None:
         return None
     return LLM(backend, ResponseCache(settings.cache_dir / "llm" / "responses.sqlite") if cache else None)

@@ -20,7 +20,7 @@ class OpenAIChat:
     backend = "openai"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 120.0, max_retries: int = 3) -> None:
+                 timeout: float = 120.0, max_retries: int = 3, identity: str | None = None) -> None:
         try:
             import openai
         except ImportError as exc:  # a dependency of mhgraph: only a broken install lacks it
@@ -32,7 +32,9 @@ class OpenAIChat:
         self.base_url = base_url or "https://api.openai.com/v1"
         self.timeout = timeout
         self.max_retries = max_retries
-        self.identity = self.base_url   # one model name may be two models on two servers
+        # one model name may be two models on two servers; a pool of servers that serve the same
+        # model (the Ray claims engine's endpoints) names the pool, so its answers share one cache
+        self.identity = identity or self.base_url
         # A local server needs no key, but the client insists on one.
         self._llm = OpenAILLM(model_name=model, base_url=base_url, api_key=api_key or "unused",
                               timeout=timeout, max_retries=max_retries,

@@ -99,24 +99,63 @@ def test_the_ray_engine_writes_the_graph_the_local_engine_writes(settings, empty
     assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), local)
 
 
-def test_several_files_and_gzip_go_into_one_corpus(settings, empty_graph, ray_address, tmp_path):
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_several_files_and_gzip_go_into_one_corpus(settings, empty_graph, ray_address, tmp_path, engine):
     import gzip
 
+    # articles 5 to 9 are in both files: one document each, held by both
     first = tmp_path / "part-1.json"
     first.write_text(json.dumps(ARTICLES[:10]), encoding="utf-8")
     second = tmp_path / "part-2.json.gz"
-    second.write_bytes(gzip.compress(json.dumps(ARTICLES[10:]).encode()))
-    refused = run_cli(settings, "ingest", str(first), str(second), "--engine", "ray", "--no-progress",
+    second.write_bytes(gzip.compress(json.dumps(ARTICLES[5:]).encode()))
+    refused = run_cli(settings, "ingest", str(first), str(second), "--engine", engine, "--no-progress",
                       env=ray_env(ray_address))
     assert refused.returncode != 0 and "name it with --corpus NAME" in refused.stderr
-    done = run_cli(settings, "ingest", str(first), str(second), "--corpus", "news", "--engine", "ray",
+    done = run_cli(settings, "ingest", str(first), str(second), "--corpus", "news", "--engine", engine,
                    "--no-progress", env=ray_env(ray_address))
     assert done.returncode == 0, done.stderr[-2000:]
     records, _, _ = empty_graph.execute_query(
-        "MATCH (d:Document {corpus: 'news'}) RETURN count(d) AS n, collect(DISTINCT d.written_by) AS files",
-        database_=settings.neo4j_database)
-    assert records[0]["n"] == len(ARTICLES)
-    assert sorted(records[0]["files"]) == sorted([str(first.resolve()), str(second.resolve())])
+        "MATCH (d:Document {corpus: 'news'}) RETURN d.title AS title, d.files AS files", database_=settings.neo4j_database)
+    files = {r["title"]: sorted(r["files"]) for r in records}
+    assert len(files) == len(ARTICLES)
+    both = sorted([str(first.resolve()), str(second.resolve())])
+    assert {t for t, f in files.items() if f == both} == {a["title"] for a in ARTICLES[5:10]}
+
+
+def test_what_the_ray_engine_cannot_order_or_ingest_is_refused_first(settings, empty_graph, ray_address, tmp_path):
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps(ARTICLES[:3]), encoding="utf-8")
+    other = tmp_path / "b.json"   # the same key (url) as a.json's second article, other content
+    other.write_text(json.dumps([dict(ARTICLES[1], body="Another text under the same address.")], indent=1),
+                     encoding="utf-8")
+    empty = tmp_path / "c.json"
+    empty.write_text(json.dumps([dict(ARTICLES[0], body="  ")]), encoding="utf-8")
+    clash = run_cli(settings, "ingest", str(first), str(other), "--corpus", "news", "--engine", "ray",
+                    "--no-progress", env=ray_env(ray_address))
+    assert clash.returncode != 0
+    assert f"{other}:2: article" in clash.stderr and f"{first}:" in clash.stderr and "no set order" in clash.stderr
+    for engine in ("local", "ray"):
+        blank = run_cli(settings, "ingest", str(first), str(empty), "--corpus", "news", "--engine", engine,
+                        "--no-progress", env=ray_env(ray_address))
+        assert blank.returncode != 0 and f"{empty}: no articles to ingest (1 empty entries)" in blank.stderr
+    records, _, _ = empty_graph.execute_query("MATCH (n) RETURN count(n) AS n", database_=settings.neo4j_database)
+    assert records[0]["n"] == 0
+    # the local engine orders the files: the last one's version is kept
+    done = run_cli(settings, "ingest", str(first), str(other), "--corpus", "news", "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    local_only = run_cli(settings, "ingest", str(first), "--corpus", "news", "--workers", "2", "--no-progress")
+    assert local_only.returncode != 0 and "--workers go with --engine ray" in local_only.stderr
+
+
+def test_workers_get_a_share_of_cpus_that_the_nodes_can_place():
+    from mhgraph.engine.ray_cluster import ClusterResources
+
+    two_small = ClusterResources(cpus=2, gpus=0, nodes=2, node_cpus=(1.0, 1.0))
+    assert two_small.cpus_per_worker(1, reserved=0.3) == 1.0      # not 1.7: no node has it
+    assert two_small.cpus_per_worker(2, reserved=0.3) == pytest.approx(0.85)
+    uneven = ClusterResources(cpus=10, gpus=0, nodes=2, node_cpus=(8.0, 2.0))
+    assert uneven.cpus_per_worker(2, reserved=0.3) == 4.0        # both on the large node
+    assert uneven.cpus_per_worker(3, reserved=0.0) == pytest.approx(8 / 3)   # all three on the large node
 
 
 def test_a_bad_record_in_one_of_several_files_writes_nothing(settings, empty_graph, ray_address, tmp_path):

@@ -11,15 +11,20 @@ from mhgraph.claims.build import (
     claim_layer_built,
     claims_summary,
 )
-from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
+from mhgraph.claims.extract import (
+    OFFLINE_LABEL,
+    LLMClaimExtractor,
+    OfflineClaimExtractor,
+)
 from mhgraph.claims.merge import DEFAULT_THRESHOLD, MergeSummary, merge_all
 from mhgraph.claims.ray_engine import RayClaimsOptions, build_claims_on_ray
 from mhgraph.claims.synonyms import DEFAULT_NEIGHBOURS, SynonymSummary, link_synonyms
 from mhgraph.claims.synonyms import DEFAULT_THRESHOLD as SYNONYM_THRESHOLD
 from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
-from mhgraph.llm import load_llm
+from mhgraph.llm import backend_name, load_llm
 from mhgraph.retrieval.registry import question_embedder
 
 
@@ -55,22 +60,38 @@ def build_claim_layer(settings: Settings, *, batch_size: int = 32, limit: int | 
     chunks with none; documents: only these documents' chunks), with the configured language model
     or the offline extractor (spaCy), then near-duplicate names merged (merge_threshold None: by
     name key only). engine "ray" spreads the extraction over a Ray cluster (claims/ray_engine.py)."""
+    if engine == "ray":
+        return _build_on_ray(settings, ray or RayClaimsOptions(), batch_size=batch_size, limit=limit,
+                             merge_threshold=merge_threshold, cache=cache, progress=progress, only_new=only_new,
+                             documents=documents)
     llm = load_llm(settings, cache=cache)
     extractor = OfflineClaimExtractor() if llm is None else LLMClaimExtractor(llm)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         embedder = question_embedder(graph, settings)
-        if engine == "ray":
-            summary, pooled = build_claims_on_ray(
-                settings, driver, graph.corpus, embedder, options=ray or RayClaimsOptions(), use_model=llm is not None,
-                model_label=llm.label if llm is not None else "", batch_size=batch_size, limit=limit,
-                merge_threshold=merge_threshold, cache=cache, progress=progress, only_new=only_new,
-                documents=documents, extractor_label=extractor.label)
-            return ClaimLayerBuild(summary, pooled)
         summary = build_claims(driver, graph.database, graph.corpus, extractor, embedder, batch_size=batch_size,
                                limit=limit, merge_threshold=merge_threshold, progress=progress, only_new=only_new,
                                documents=documents)
     return ClaimLayerBuild(summary, llm)
+
+
+def _build_on_ray(settings: Settings, options: RayClaimsOptions, **build: Any) -> ClaimLayerBuild:
+    """The Ray engine's build: offline, or a model behind OpenAI-compatible endpoints (no model is
+    loaded here; a local GGUF runs in one process and cannot be spread)."""
+    backend = backend_name(settings)
+    if backend == "local":
+        raise MhgraphError("claims build --engine ray calls a model through OpenAI-compatible endpoints "
+                           "(--llm-backend openai with --endpoints or OPENAI_BASE_URL); a local GGUF runs in one "
+                           "process: serve it (llama.cpp's server) and name that endpoint")
+    if backend == "openai" and not settings.llm_model:
+        raise MhgraphError("the openai LLM backend needs a model name: set MHGRAPH_LLM_MODEL (or llm_model)")
+    label = f"openai:{settings.llm_model}" if backend == "openai" else OFFLINE_LABEL
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        summary, pooled = build_claims_on_ray(settings, driver, graph.corpus, question_embedder(graph, settings),
+                                              options=options, use_model=backend == "openai", model_label=label,
+                                              extractor_label=label, **build)
+    return ClaimLayerBuild(summary, pooled)
 
 
 def has_claim_layer(settings: Settings) -> bool:

@@ -12,7 +12,7 @@ from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.ingest.corpus import open_corpus
-from mhgraph.ingest.pipeline import IngestSummary, ingest_corpus
+from mhgraph.ingest.pipeline import IngestSummary, check_files, ingest_corpus
 from mhgraph.ingest.ray_engine import RayIngestOptions, ingest_on_ray
 
 
@@ -51,8 +51,7 @@ def ingest_files(settings: Settings, paths: Sequence[Path | str], *, fmt: str | 
                                            progress=progress, on_progress=on_progress))
         else:
             if len(paths) > 1:   # every file checked before any is written, as the Ray engine does
-                for path in paths:
-                    open_corpus(path, fmt, settings.document_key).check()  # type: ignore[arg-type]
+                check_files([open_corpus(p, fmt, settings.document_key) for p in paths], ordered=True)  # type: ignore[arg-type]
             for path in paths:
                 summaries.append(ingest_corpus(path, settings, driver, fmt=fmt, batch_size=batch_size,  # type: ignore[arg-type]
                                                overlap=overlap, progress=progress, on_progress=on_progress))

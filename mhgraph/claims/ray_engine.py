@@ -9,9 +9,9 @@ names and drawing synonyms run here after, over the whole layer.
 Offline (the spaCy extractor), the workers share the cluster's CPUs. With a model, each worker is
 bound to one of the OpenAI-compatible endpoints (vLLM, llama.cpp servers) and sends one request
 at a time, so `per_endpoint` workers per endpoint bound each server's concurrency; the client
-retries (llm_max_retries), and every worker reads and writes the same response cache
-(settings.cache_dir: on a cluster of several machines, a shared folder), keyed by the pool of
-endpoints rather than the one that answered.
+retries (llm_max_retries). The workers of one machine share its response cache (SQLite in
+settings.cache_dir, which must not live on a network filesystem), keyed by the pool of endpoints
+rather than the one that answered; a pool of one endpoint is keyed as a local build keys it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from mhgraph.claims.merge import DEFAULT_THRESHOLD
 from mhgraph.config import Settings
 from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.engine.ray_cluster import import_ray, ray_cluster
-from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect, credentials
 from mhgraph.graph.context import GraphContext
 from mhgraph.llm import Usage, load_llm
@@ -59,7 +58,8 @@ class PooledModel:
 
 
 class EndpointLeases:
-    """A Ray actor handing each new worker the endpoint that has the fewest workers."""
+    """A Ray actor handing each new worker the endpoint that has the fewest workers (a worker Ray
+    restarts takes a new lease; the dead one's is not given back, so a long job's balance drifts)."""
 
     def __init__(self, endpoints: Sequence[str]) -> None:
         self.holders = {endpoint: 0 for endpoint in endpoints}
@@ -74,13 +74,13 @@ class ClaimStage:
     """Ray Data stage (one per actor): extract, embed and write the claims of a batch of chunks."""
 
     def __init__(self, settings: Settings, embedding_model: str, merged: dict[str, dict[str, str]], leases: Any,
-                 pool: str, cache: bool) -> None:
+                 pool: str | None, cache: bool) -> None:
         import ray
 
         self.driver = connect(settings)
         graph = GraphContext.open(self.driver, settings.neo4j_database, settings.corpus)
-        self.llm = None if leases is None else load_llm(settings, cache=cache, endpoint=ray.get(leases.take.remote()),
-                                                        identity=pool)
+        self.llm = None if leases is None else load_llm(
+            settings, cache=cache, endpoint=ray.get(leases.take.remote()) or None, identity=pool)
         extractor = OfflineClaimExtractor() if self.llm is None else LLMClaimExtractor(self.llm)
         self.write = ClaimBatchWriter(self.driver, graph.database, graph.corpus, extractor,
                                       load_embedder(embedding_model, settings.cache_dir), merged)
@@ -112,14 +112,13 @@ def build_claims_on_ray(settings: Settings, driver: Any, corpus: str, embedder: 
     pending = pending_chunks(driver, database, corpus, extractor_label, limit=limit, only_new=only_new,
                              documents=documents)
     merged = name_aliases(driver, database, corpus)
-    endpoints = list(options.endpoints) or ([settings.openai_base_url] if settings.openai_base_url else [])
-    if use_model and not endpoints:
-        raise MhgraphError("claims build --engine ray with a model needs its endpoints: --endpoints URL[,URL...] "
-                           "(OpenAI-compatible servers) or OPENAI_BASE_URL")
+    # "" stands for the configured endpoint (OPENAI_BASE_URL, else the client's default)
+    endpoints = list(options.endpoints) or [settings.openai_base_url or ""]
     user, password = credentials(settings)
     shared = dataclasses.replace(settings, corpus=corpus, neo4j_uri=settings.uri, neo4j_username=user,
                                  neo4j_password=password)
-    pool = "endpoints:" + ",".join(sorted(endpoints))
+    # one endpoint is the configured model's own (a local build's cache answers it); several name the pool
+    pool = "endpoints:" + ",".join(sorted(endpoints)) if len(endpoints) > 1 else None
     timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
     usage: dict[str, float] = {}
     ray = import_ray()
@@ -133,7 +132,8 @@ def build_claims_on_ray(settings: Settings, driver: Any, corpus: str, embedder: 
             # a model's workers wait on their servers: they take little of this cluster's CPU
             cpus = 0.1 if use_model else cluster.cpus_per_worker(workers, reserved=0.0)
             data = ray.data.from_items([{"chunk_id": r["chunk_id"], "document_id": r["document_id"],
-                                         "text": r["text"], "title": r["title"] or ""} for r in pending])
+                                         "text": r["text"], "title": r["title"] or ""} for r in pending],
+                                       override_num_blocks=max(1, -(-len(pending) // batch_size)))   # a block per batch
             data = data.map_batches(ClaimStage, batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=workers),
                                     num_cpus=cpus, fn_constructor_kwargs={"settings": shared, "merged": merged,
                                                                           "embedding_model": embedder.model_name,

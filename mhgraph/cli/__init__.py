@@ -4,7 +4,17 @@ metarag's reranker, the claim layer)."""
 
 import importlib
 
-from mhgraph.cli import corpus, documents, evaluate, generate, methods, runs, search, serve, server  # noqa: F401,E501  (each registers)
+from mhgraph.cli import (  # noqa: F401,E501  (each registers)
+    corpus,
+    documents,
+    evaluate,
+    generate,
+    methods,
+    runs,
+    search,
+    serve,
+    server,
+)
 from mhgraph.cli.root import cli, main
 from mhgraph.retrieval import registry
 

@@ -8,7 +8,13 @@ from mhgraph.app.claim_layer import build_claim_layer, link_names, merge_names
 from mhgraph.claims import synonyms
 from mhgraph.claims.merge import DEFAULT_THRESHOLD
 from mhgraph.claims.ray_engine import RayClaimsOptions
-from mhgraph.cli.root import engine_options, llm_options, quiet_progress, settings_from
+from mhgraph.cli.root import (
+    engine_options,
+    llm_options,
+    quiet_progress,
+    ray_only,
+    settings_from,
+)
 
 
 @click.group("claims")
@@ -41,6 +47,7 @@ def claims_build(ctx: click.Context, corpus: str | None, batch_size: int, limit:
     """Extract the claims of every chunk not yet done: with the configured language model, or
     with the offline extractor (spaCy) when the backend is none; then merge near-duplicate names
     and link each name to its nearest names (SYNONYM edges, for graph traversal)."""
+    ray_only(engine, address=address, workers=workers, endpoints=endpoints)
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)

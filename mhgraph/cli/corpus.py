@@ -13,6 +13,7 @@ from mhgraph.cli.root import (
     engine_options,
     llm_options,
     quiet_progress,
+    ray_only,
     sample_corpus_path,
     settings_from,
 )
@@ -50,8 +51,8 @@ from mhgraph.server import LocalNeo4j
                    "language model, or offline with spaCy when the backend is none).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @engine_options
-@click.option("--writers", default=2, show_default=True, type=click.IntRange(min=1),
-              help="With --engine ray: writer actors, each writing a batch per transaction.")
+@click.option("--writers", type=click.IntRange(min=1),
+              help="With --engine ray: writer actors, each writing a batch per transaction (default 2).")
 @llm_options
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[Path, ...], fmt: str | None, batch_size: int, overlap_writes: bool,
@@ -61,13 +62,14 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], fmt: str | None, batch_s
     one corpus; default: the bundled sample. Several files need --corpus. With --claims, its claim
     layer after (--llm-backend / --llm-model choose the extractor). --engine ray runs it as a Ray
     Data job (pip install 'mhgraph[ray]')."""
+    ray_only(engine, address=address, workers=workers, writers=writers)
     settings = settings_from(ctx, **overrides)
     if no_progress:
         quiet_progress()
     ingested = ingest_files(settings, list(paths) or [sample_corpus_path()], fmt=fmt, batch_size=batch_size,
                             overlap=overlap_writes, with_claims=with_claims, cache=not no_cache,
                             progress=not no_progress, engine=engine,
-                            ray=RayIngestOptions(address=address, workers=workers, writers=writers))
+                            ray=RayIngestOptions(address=address, workers=workers, writers=writers or 2))
     click.echo("\n".join(ingested.lines()))
 
 

@@ -10,7 +10,6 @@ from mhgraph.cli.root import cli, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
-from mhgraph.graph.schema import rebuild_corpus_fulltext
 from mhgraph.graph.documents import (
     delete_documents,
     documents_by_key,
@@ -19,6 +18,7 @@ from mhgraph.graph.documents import (
     release_file,
     show_document,
 )
+from mhgraph.graph.schema import rebuild_corpus_fulltext
 
 _corpus = click.option("--corpus", help="The corpus (default: the graph's only corpus).")
 

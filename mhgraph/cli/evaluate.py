@@ -14,6 +14,7 @@ from mhgraph.cli.root import (
     engine_options,
     llm_options,
     quiet_progress,
+    ray_only,
     sample_corpus_path,
     settings_from,
 )
@@ -63,6 +64,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         raise click.UsageError("--compare renders stored runs; it does not take --method")
     if sample and questions_path:
         raise click.UsageError("give --sample or --questions, not both")
+    ray_only(engine, address=address)
     if no_progress:
         quiet_progress()
     if compare or list_runs or delete_run:   # kept for existing scripts; 'mhgraph runs' is the command now

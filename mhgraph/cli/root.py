@@ -104,6 +104,13 @@ def engine_options(command=None, *, workers: bool = True):
                         help="Where the work runs: this process, or a Ray cluster (pip install 'mhgraph[ray]').")(command)
 
 
+def ray_only(engine: str, **flags: object) -> None:
+    """Refuse the Ray engine's flags on the local engine rather than ignore them."""
+    given = [f"--{name.replace('_', '-')}" for name, value in flags.items() if value not in (None, ())]
+    if engine != "ray" and given:
+        raise click.UsageError(f"{', '.join(given)} go with --engine ray")
+
+
 def quiet_progress() -> None:
     """--no-progress also silences the bars of the libraries that load models."""
     os.environ["TQDM_DISABLE"] = "1"

@@ -18,6 +18,9 @@ from mhgraph.errors import MhgraphError
 
 # A Ray started here keeps its object store small: batches stream through it, none is held.
 LOCAL_OBJECT_STORE_BYTES = 1 << 30
+# How long a job waits for its workers to be placed (e.g. a node still joining) before it fails.
+WORKERS_WAIT_SECONDS = 600
+BLOCK_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -25,12 +28,18 @@ class ClusterResources:
     cpus: float
     gpus: float
     nodes: int
-    largest_node_cpus: float    # a worker needs its CPUs on one node
+    node_cpus: tuple[float, ...] = ()   # each live node's CPUs: a worker needs its share on one node
 
     def cpus_per_worker(self, workers: int, reserved: float) -> float:
-        """An equal share of the CPUs left after `reserved` (the light stages), per worker, no
-        more than one node has (a worker asking for more would wait for ever)."""
-        return max(0.1, min((self.cpus - reserved) / workers, self.largest_node_cpus))
+        """An equal share of the CPUs left after `reserved` (the light stages), per worker, cut to
+        the largest share for which the nodes hold `workers` such workers (a worker asking for
+        more than any node can give would wait for ever)."""
+        share = max(0.1, (self.cpus - reserved) / workers)
+        if not self.node_cpus:
+            return share
+        fits = [c for c in {n / k for n in self.node_cpus for k in range(1, workers + 1)} | {share}
+                if c <= share and sum(int(n // c + 1e-9) for n in self.node_cpus) >= workers]
+        return max(fits, default=0.1)
 
 
 def import_ray() -> Any:
@@ -45,24 +54,25 @@ def import_ray() -> Any:
 def ray_cluster(address: str | None = None) -> Iterator[ClusterResources]:
     """Connected to the cluster at `address` (see the module docstring) for the block's duration."""
     ray = import_ray()
-    address = address or os.environ.get("RAY_ADDRESS") or None
+    # "local": a new Ray for this command, never (as Ray's own default would) a cluster that
+    # 'ray start' left running on this machine
+    address = address or os.environ.get("RAY_ADDRESS") or "local"
     joined_here = not ray.is_initialized()
     if joined_here:
-        local = address is None
+        local = address == "local"
         try:
             ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.ERROR, configure_logging=True,
                      **({"object_store_memory": LOCAL_OBJECT_STORE_BYTES} if local else {}))
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise MhgraphError(f"no Ray cluster at {address}: {str(exc).splitlines()[0] if str(exc) else exc}") \
-                from exc
+            where = "Ray could not start on this machine" if local else f"no Ray cluster at {address}"
+            raise MhgraphError(f"{where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
         _quiet_progress(ray)
     try:
         resources = ray.cluster_resources()
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         yield ClusterResources(cpus=float(resources.get("CPU", 0)), gpus=float(resources.get("GPU", 0)),
-                               nodes=len(nodes),
-                               largest_node_cpus=max((float(n["Resources"].get("CPU", 0)) for n in nodes), default=0.0))
+                               nodes=len(nodes), node_cpus=tuple(float(n["Resources"].get("CPU", 0)) for n in nodes))
     finally:
         if joined_here:
             ray.shutdown()
@@ -74,3 +84,7 @@ def _quiet_progress(ray: Any) -> None:
     context.enable_progress_bars = False
     context.enable_operator_progress_bars = False
     context.print_on_execution_start = False
+    # a worker pool that cannot be placed fails after this long rather than waiting for ever
+    context.wait_for_min_actors_s = WORKERS_WAIT_SECONDS
+    # blocks stay small: a file is read into blocks of at most this size, however large it is
+    context.target_max_block_size = BLOCK_BYTES

@@ -4,12 +4,14 @@ Each worker (a Ray Data actor) connects to the graph and builds the method's ret
 does here (same settings, options and models; a k-fold model still scores each question with the
 fold that never saw it), then searches its share of the questions. The results come back here and
 are scored, reported and traced exactly as the local engine's, so both engines give the same
-figures; only wall time differs.
+figures; each worker warms its retriever up first, as eval does, and the workers' model calls are
+counted in the run's usage. Wall time differs, and per-question seconds with the workers' load.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import pickle
 from typing import Any, Sequence
 
@@ -19,7 +21,7 @@ from mhgraph.config import Settings
 from mhgraph.engine.ray_cluster import import_ray, ray_cluster
 from mhgraph.graph.connection import connect, credentials
 from mhgraph.graph.context import GraphContext
-from mhgraph.llm import load_llm
+from mhgraph.llm import LLM, Usage, load_llm
 from mhgraph.retrieval import registry
 from mhgraph.types import Question, RetrievalResult
 
@@ -29,25 +31,35 @@ QUESTIONS_PER_BATCH = 8
 class SearchStage:
     """Ray Data stage (one per actor): the method's retriever, built once, searching a batch of questions."""
 
-    def __init__(self, settings: Settings, method: str, questions: bytes, top_k: int) -> None:
+    def __init__(self, settings: Settings, method: str, questions: bytes, top_k: int, llm_cache: bool) -> None:
         self.top_k = top_k
         self.driver = connect(settings)
         graph = GraphContext.open(self.driver, settings.neo4j_database, settings.corpus)
         method_options = registry.options_for(settings, method)
-        llm = load_llm(settings) if registry.get(method).calls_llm(method_options) else None
+        self.llm = load_llm(settings, cache=llm_cache) if registry.get(method).calls_llm(method_options) else None
+        asked = pickle.loads(questions)
         self.retriever = registry.build_retriever(method, graph, settings, method_options,
-                                                  embedder=registry.question_embedder(graph, settings), llm=llm,
-                                                  questions=pickle.loads(questions))
+                                                  embedder=registry.question_embedder(graph, settings), llm=self.llm,
+                                                  questions=asked)
+        # as eval does: model loading and the first query's planning before any timed search, and
+        # the warm-up's model calls not counted
+        self.retriever.search(asked[0].query, top_k=top_k)
+        if self.llm is not None:
+            self.llm.usage = Usage()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
-        return {"id": list(batch["id"]),
-                "result": [pickle.dumps(self.retriever.search(str(query), top_k=self.top_k), protocol=5)
-                           for query in batch["query"]]}
+        before = dataclasses.asdict(self.llm.usage) if self.llm is not None else {}
+        results = [pickle.dumps(self.retriever.search(str(query), top_k=self.top_k), protocol=5)
+                   for query in batch["query"]]
+        spent = {k: v - before[k] for k, v in dataclasses.asdict(self.llm.usage).items()} if self.llm else {}
+        return {"id": list(batch["id"]), "result": results, "usage": [json.dumps(spent)] + [""] * (len(results) - 1)}
 
 
 def search_on_ray(settings: Settings, corpus: str, method: str, questions: Sequence[Question], top_k: int, *,
-                  address: str | None, workers: int, progress: bool = True) -> dict[str, RetrievalResult]:
-    """question id -> the method's result, searched by `workers` actors of the Ray cluster at `address`."""
+                  address: str | None, workers: int, progress: bool = True, llm: LLM | None = None,
+                  llm_cache: bool = True) -> dict[str, RetrievalResult]:
+    """question id -> the method's result, searched by `workers` actors of the Ray cluster at `address`;
+    the workers' model calls are added to `llm.usage`."""
     ray = import_ray()
     user, password = credentials(settings)   # the local server's password file is on this machine
     shared = dataclasses.replace(settings, corpus=corpus, neo4j_uri=settings.uri, neo4j_username=user,
@@ -55,14 +67,19 @@ def search_on_ray(settings: Settings, corpus: str, method: str, questions: Seque
     results: dict[str, RetrievalResult] = {}
     with ray_cluster(address) as cluster, \
             tqdm(total=len(questions), desc=f"eval {method} (ray)", unit="q", disable=not progress) as bar:
-        data = ray.data.from_items([{"id": q.id, "query": q.query} for q in questions])
+        data = ray.data.from_items([{"id": q.id, "query": q.query} for q in questions],   # a block per batch
+                                   override_num_blocks=max(1, -(-len(questions) // QUESTIONS_PER_BATCH)))
         data = data.map_batches(SearchStage, batch_size=QUESTIONS_PER_BATCH,
                                 compute=ray.data.ActorPoolStrategy(size=workers),
                                 num_cpus=cluster.cpus_per_worker(workers, reserved=0.0),
                                 fn_constructor_kwargs={"settings": shared, "method": method, "top_k": top_k,
-                                                       "questions": pickle.dumps(list(questions), protocol=5)})
+                                                       "questions": pickle.dumps(list(questions), protocol=5),
+                                                       "llm_cache": llm_cache})
         for rows in data.iter_batches(batch_size=None, batch_format="numpy"):
-            for qid, blob in zip(rows["id"], rows["result"]):
+            for qid, blob, spent in zip(rows["id"], rows["result"], rows["usage"]):
                 results[str(qid)] = pickle.loads(blob)
+                if spent and llm is not None:
+                    for k, v in json.loads(str(spent)).items():
+                        setattr(llm.usage, k, getattr(llm.usage, k) + v)
             bar.update(len(rows["id"]))
     return {q.id: results[q.id] for q in questions}   # in question order, as the local engine gives them

@@ -229,7 +229,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     t0 = time.perf_counter()
     if options.engine == "ray":
         results = search_on_ray(settings, corpus, options.method, questions, options.top_k,
-                                address=options.address, workers=options.workers, progress=options.progress)
+                                address=options.address, workers=options.workers, progress=options.progress,
+                                llm=llm if method_calls_llm else None, llm_cache=options.llm_cache)
     else:
         results = _run_all(retriever, questions, options)
     wall = time.perf_counter() - t0

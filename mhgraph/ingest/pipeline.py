@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from neo4j import Driver
 from tqdm import tqdm
@@ -21,9 +21,13 @@ from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.documents import Removal, documents_of_file
-from mhgraph.graph.schema import ensure_fulltext_indexes, ensure_schema, rebuild_corpus_fulltext
+from mhgraph.graph.schema import (
+    ensure_fulltext_indexes,
+    ensure_schema,
+    rebuild_corpus_fulltext,
+)
 from mhgraph.ingest.chunking import TokenChunker
-from mhgraph.ingest.corpus import Article, Format, article_key, open_corpus
+from mhgraph.ingest.corpus import Article, CorpusFile, Format, article_key, open_corpus
 from mhgraph.ingest.header import text_to_embed
 from mhgraph.ingest.memory import release_free_memory
 from mhgraph.ingest.textfile import is_gzip, plain_suffix
@@ -171,12 +175,15 @@ class Tally:
 
     def count_replacement(self, d: PreparedDocument) -> None:
         """A document about to be written: it replaces stored versions, perhaps another file's."""
-        self.replaced += bool(d.replaces)
-        if d.written_by_others:   # two files give the key different content: the last ingest wins
+        self.count_written(d.key, bool(d.replaces), d.written_by_others)
+
+    def count_written(self, key: str, replaced: bool, written_by_others: list[str]) -> None:
+        self.replaced += replaced
+        if written_by_others:   # two files give the key different content: the last ingest wins
             self.foreign += 1
-            self.foreign_files.update(d.written_by_others)
+            self.foreign_files.update(written_by_others)
             if len(self.foreign_keys) < 3:
-                self.foreign_keys.append(d.key)
+                self.foreign_keys.append(key)
 
     def warn_foreign(self, path: Path | str) -> None:
         if self.foreign:
@@ -244,6 +251,32 @@ def embed_prepared(embedder: TextEmbedder, documents: list[PreparedDocument], em
         d.embeddings = vectors[offset:offset + len(d.chunks)]
         offset += len(d.chunks)
     return offset
+
+
+def check_files(files: Sequence[CorpusFile], *, ordered: bool) -> tuple[int, int]:
+    """(articles, empty entries) of all the files, each checked whole (InputError at the first bad
+    record; a file with no article too). Unless the files are written in order (`ordered`: the
+    local engine's, where the last file's version of a key is kept), a key that two files give
+    different content is refused: the Ray engine's workers write them in no set order."""
+    articles = empty = 0
+    seen: dict[bytes, tuple[bytes, int, int]] = {}   # key hash -> (version hash, file, line): 40 bytes an article
+    for n, corpus in enumerate(files):
+        count, blank = corpus.check()
+        if not count:
+            raise InputError(corpus.path, "", f"no articles to ingest ({blank} empty entries)")
+        articles, empty = articles + count, empty + blank
+        if ordered or len(files) == 1:
+            continue
+        for article in corpus.articles():
+            key = hashlib.blake2b((article_key(article, corpus.key) or "").encode(), digest_size=16).digest()
+            version = hashlib.blake2b(article.id.encode(), digest_size=8).digest()
+            first = seen.setdefault(key, (version, n, article.line))
+            if first[0] != version and first[1] != n:
+                raise InputError(corpus.path, f"{article.line}", f"article '{article.title[:60]}' has the same "
+                                 f"{corpus.key} key as {files[first[1]].path}:{first[2]}, with other content: the "
+                                 "Ray engine writes files in no set order; ingest them one after the other "
+                                 "(--engine local) or key them apart (--key)")
+    return articles, empty
 
 
 def ingest_corpus(

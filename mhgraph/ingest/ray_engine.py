@@ -31,7 +31,6 @@ from tqdm import tqdm
 from mhgraph.config import Settings
 from mhgraph.embeddings import load_embedder
 from mhgraph.engine.ray_cluster import import_ray, ray_cluster
-from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.connection import connect, credentials
 from mhgraph.graph.documents import Removal, documents_of_file
@@ -48,6 +47,7 @@ from mhgraph.ingest.pipeline import (
     Tally,
     against_stored,
     batched,
+    check_files,
     document_id,
     embed_prepared,
     prepare,
@@ -189,27 +189,15 @@ def ingest_on_ray(
     """Ingest the corpus files `paths` into one corpus as a Ray Data job (see the module docstring)."""
     started = time.perf_counter()
     files = [open_corpus(p, fmt, settings.document_key) for p in paths]
-    counts = [f.check() for f in files]   # the first bad record of any file stops it here: nothing written
-    articles, empty = sum(c[0] for c in counts), sum(c[1] for c in counts)
-    if not articles:
-        raise InputError(paths[0], "", f"no articles to ingest ({empty} empty entries)")
-    if len({f.key for f in files}) > 1:
-        raise MhgraphError("the files of one ingest share one document key rule")
+    articles, empty = check_files(files, ordered=False)   # a bad record in any file stops the job here: nothing written
     if on_progress is not None:
         on_progress(0, articles)
-    if len(files) > 1 and not settings.corpus:
-        raise MhgraphError(f"{len(files)} files go into one corpus: name it with --corpus NAME")
     name = resolve_corpus_name(settings, paths[0], driver)
     database = settings.neo4j_database
     # the workers connect with what this machine resolved (the local server's password file is here)
     user, password = credentials(settings)
     shared = dataclasses.replace(settings, corpus=name, neo4j_uri=settings.uri, neo4j_username=user,
                                  neo4j_password=password)
-    for f in files:
-        GraphWriter(driver, database, name, settings.embedding_model, settings.chunk_size, settings.chunk_overlap,
-                    settings.embed_header, str(f.path.resolve())).open_corpus(f.key)
-    ensure_fulltext_indexes(driver, database, name)
-
     ray = import_ray()
     tally = Tally()
     keys: dict[str, set[str]] = defaultdict(set)    # per file: every key it holds now
@@ -222,26 +210,36 @@ def ingest_on_ray(
         workers = options.workers or max(1, int(cluster.gpus))
         gpu = cluster.gpus >= workers
         cpus = 1.0 if gpu else cluster.cpus_per_worker(workers, reserved=LIGHT_CPUS * (1 + options.writers))
+        for f in files:   # the first writes, once the cluster is joined
+            GraphWriter(driver, database, name, settings.embedding_model, settings.chunk_size,
+                        settings.chunk_overlap, settings.embed_header, str(f.path.resolve())).open_corpus(f.key)
+        ensure_fulltext_indexes(driver, database, name)
         items = [{"file": str(f.path.resolve()), "format": f.format} for f in files]
         data = ray.data.from_items(items, override_num_blocks=len(items))
         data = data.map_batches(read_files, batch_size=1, num_cpus=LIGHT_CPUS,
                                 fn_kwargs={"key_rule": files[0].key, "batch_size": options.batch_size})
+        # a read task's output would be one block per file (up to Ray Data's block size): cut it into
+        # batches, so that every embedding worker gets some and the writers start on the first
+        data = data.repartition(target_num_rows_per_block=options.batch_size)
         # Ray Data restarts a dead actor and runs its task again (max_restarts, max_task_retries: -1)
         data = data.map_batches(EmbedStage, batch_size=options.batch_size,
                                 compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus,
-                                num_gpus=1 if gpu else 0, fn_constructor_kwargs={"settings": shared, "threads": max(1, round(cpus)),
-                                                       "device": "cuda" if gpu else None})
+                                num_gpus=1 if gpu else 0, fn_constructor_kwargs={
+                                    "settings": shared, "threads": max(1, round(cpus)),
+                                    "device": "cuda" if gpu else None})
         data = data.map_batches(WriteStage, batch_size=options.batch_size,
                                 compute=ray.data.ActorPoolStrategy(min_size=1, max_size=options.writers),
                                 num_cpus=LIGHT_CPUS, fn_constructor_kwargs={"settings": shared})
         done = 0
+        empties: set[str] = set()
         for rows in data.iter_batches(batch_size=None, batch_format="numpy"):
             for i in range(len(rows["id"])):
                 file, doc_id, status = str(rows["file"][i]), str(rows["id"][i]), str(rows["status"][i])
                 model = str(rows["model"][i])
                 if rows["key"][i]:
                     keys[file].add(str(rows["key"][i]))
-                if status == EMPTY:
+                if status == EMPTY and doc_id not in empties:
+                    empties.add(doc_id)
                     tally.tokenless += 1
                 elif status in (WRITE, UNCHANGED) and doc_id not in ids:
                     ids.add(doc_id)
@@ -252,12 +250,8 @@ def ingest_on_ray(
                     if status == WRITE:
                         tally.written_ids.append(doc_id)
                         tally.written_chunks += int(rows["chunks"][i])
-                        tally.replaced += int(rows["replaced"][i])
-                        if others := json.loads(str(rows["written_by_others"][i]) or "[]"):
-                            tally.foreign += 1
-                            tally.foreign_files.update(others)
-                            if len(tally.foreign_keys) < 3:
-                                tally.foreign_keys.append(str(rows["key"][i]))
+                        tally.count_written(str(rows["key"][i]), bool(rows["replaced"][i]),
+                                            json.loads(str(rows["written_by_others"][i]) or "[]"))
                 if rows["removal"][i]:
                     removal.add(_removal(json.loads(str(rows["removal"][i]))))
                 seconds["embed"] += float(rows["embed_seconds"][i])
@@ -280,7 +274,10 @@ def ingest_on_ray(
         removal.add(GraphWriter(driver, database, name, model, settings.chunk_size, settings.chunk_overlap,
                                 settings.embed_header, file).remove(gone))
         seconds["write"] += time.perf_counter() - t0
-    reindex = rebuild_corpus_fulltext(driver, database, name) if removal.chunks else 0.0
+    # a write Ray ran again after it had committed removes nothing the second time: its replaced
+    # versions count too
+    reindex = rebuild_corpus_fulltext(driver, database, name) if removal.chunks or tally.replaced or gone_total \
+        else 0.0
     counts_now = GraphWriter(driver, database, name, model, settings.chunk_size, settings.chunk_overlap).counts()
     return IngestSummary(
         path=", ".join(str(p) for p in paths), format=", ".join(sorted({f.format for f in files})), corpus=name,

@@ -1,4 +1,5 @@
-"""Idempotent writes of Documents and Chunks, one transaction per document; a new version replaces the old."""
+"""Idempotent writes of Documents and Chunks, one transaction per document (the Ray engine: per
+batch); a new version replaces the old."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from neo4j import Driver, ManagedTransaction
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.documents import LEGACY_KEY_FIELDS, Removal, next_revision, release_file, remove_documents
+from mhgraph.graph.documents import (
+    LEGACY_KEY_FIELDS,
+    Removal,
+    next_revision,
+    release_file,
+    remove_documents,
+)
 from mhgraph.graph.schema import corpus_chunk_label
 from mhgraph.ingest.chunking import ChunkSpan
 from mhgraph.ingest.corpus import Article
@@ -46,9 +53,9 @@ class StoredVersion(NamedTuple):
 
 
 class GraphWriter:
-    """Writes the documents of one corpus, one transaction per document: a new version replaces the
-    stored one (chunks, claims, names and sources only it used) in the same transaction, so a crash
-    leaves the old version or the new one, never parts of both."""
+    """Writes the documents of one corpus, one transaction per document (`write_together`: per
+    batch): a new version replaces the stored one (chunks, claims, names and sources only it used)
+    in the same transaction, so a crash leaves the old version or the new one, never parts of both."""
 
     def __init__(self, driver: Driver, database: str | None, corpus: str, embedding_model: str, chunk_size: int,
                  chunk_overlap: int, embed_header: str = "none", file: str = "") -> None:

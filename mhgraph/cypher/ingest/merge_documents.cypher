@@ -1,6 +1,7 @@
 // Upsert Documents of corpus $corpus with their Sources. $documents: [{id, key, version, title, url,
 // author, category, published_at, source, fingerprint, files}]; `files` lists the files that hold
-// the document (the one read now, and those that held the version it replaces), `written_by` the
+// the document (the one read now, and those that held the version it replaces; added to those the
+// document lists already: two of the Ray engine's batches may write one article of two files), `written_by` the
 // file this version was read from ($file),
 // $revision the corpus revision this write makes (documents/changes.cypher counts what changed
 // since a revision). $embedding_model, $chunk_size, $chunk_overlap and $embed_header (the metadata
@@ -13,7 +14,7 @@ MERGE (doc:Document {id: d.id})
 SET doc.corpus = $corpus,
     doc.key = d.key,
     doc.version = d.version,
-    doc.files = d.files,
+    doc.files = [f IN coalesce(doc.files, []) WHERE NOT f IN d.files] + d.files,
     doc.written_by = $file,
     doc.revision = $revision,
     doc.title = d.title,

@@ -20,7 +20,7 @@ from mhgraph.errors import MhgraphError
 LOCAL_OBJECT_STORE_BYTES = 1 << 30
 # How long a job waits for its workers to be placed (e.g. a node still joining) before it fails.
 WORKERS_WAIT_SECONDS = 600
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -86,5 +86,7 @@ def _quiet_progress(ray: Any) -> None:
     context.print_on_execution_start = False
     # a worker pool that cannot be placed fails after this long rather than waiting for ever
     context.wait_for_min_actors_s = WORKERS_WAIT_SECONDS
-    # blocks stay small: a file is read into blocks of at most this size, however large it is
+    # Blocks stay small: a read task's output (a file's articles) is cut into blocks of about this
+    # size, so every worker gets some and the writers start on the first, however large the file.
+    # (Ray Data's repartition would do it as a task asking a whole CPU, which the workers hold.)
     context.target_max_block_size = BLOCK_BYTES

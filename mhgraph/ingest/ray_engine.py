@@ -218,9 +218,6 @@ def ingest_on_ray(
         data = ray.data.from_items(items, override_num_blocks=len(items))
         data = data.map_batches(read_files, batch_size=1, num_cpus=LIGHT_CPUS,
                                 fn_kwargs={"key_rule": files[0].key, "batch_size": options.batch_size})
-        # a read task's output would be one block per file (up to Ray Data's block size): cut it into
-        # batches, so that every embedding worker gets some and the writers start on the first
-        data = data.repartition(target_num_rows_per_block=options.batch_size)
         # Ray Data restarts a dead actor and runs its task again (max_restarts, max_task_retries: -1)
         data = data.map_batches(EmbedStage, batch_size=options.batch_size,
                                 compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus,

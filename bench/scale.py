@@ -119,6 +119,20 @@ def run_side(side: str, corpus: Path, env: dict[str, str]) -> dict[str, Any]:
             "rss_timeline_mib": sampler.timeline}
 
 
+def compare_graphs(graph: dict[str, Any], reference: dict[str, Any], name: str) -> dict[str, Any]:
+    """Whether a side wrote the reference side's graph: nodes, relationships and properties equal
+    (the corpus revision and times apart), embeddings to within a tolerance."""
+    import numpy as np
+
+    same_keys = graph["embeddings"].keys() == reference["embeddings"].keys()
+    diff = max((float(np.max(np.abs(np.asarray(graph["embeddings"][k]) - np.asarray(v))))
+                for k, v in reference["embeddings"].items()), default=0.0) if same_keys else None
+    return {"against": name, "nodes": len(graph["nodes"]), "relationships": len(graph["relationships"]),
+            "nodes_equal": graph["nodes"] == reference["nodes"],
+            "relationships_equal": graph["relationships"] == reference["relationships"],
+            "embedded_chunks_equal": same_keys, "max_embedding_abs_diff": diff}
+
+
 def copies_of(corpus: Path, copies: int, folder: Path) -> Path:
     articles = json.loads(corpus.read_text())
     out = folder / f"corpus-x{copies}.json"
@@ -144,6 +158,16 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {r['side']} | {r['wall_s']} | {r['chunks']} | {r['chunks_per_s_wall']} | {versus} | "
                      f"{p.get('command', 0)} | {p.get('EmbedStage', '-')} | {p.get('WriteStage', '-')} | "
                      f"{p.get('ray system', '-')} |")
+    checks = [r for r in rows if "graph_check" in r]
+    if checks:
+        lines += ["", "The graph each side wrote, against the first side's (nodes, relationships and every property "
+                  "but the corpus revision and times; embeddings within a tolerance):", ""]
+        for r in checks:
+            c = r["graph_check"]
+            lines.append(f"- {r['side']} against {c['against']}: {c['nodes']} nodes equal: {c['nodes_equal']}; "
+                         f"{c['relationships']} relationships equal: {c['relationships_equal']}; same embedded chunks: "
+                         f"{c['embedded_chunks_equal']}, largest difference of an embedding coordinate "
+                         f"{c['max_embedding_abs_diff']:.1e}")
     lines += ["", "Each side's own summary (as `mhgraph ingest` printed it):", ""]
     for r in rows:
         lines += [f"- **{r['side']}**", "", "```", *r["summary"], "```", ""]
@@ -173,14 +197,23 @@ def main() -> int:
            "RAY_USAGE_STATS_ENABLED": "0", "TQDM_DISABLE": "1"}
     env.pop("NEO4J_URI", None)
     env.pop("RAY_ADDRESS", None)
+    from tests.graph_state import whole_graph
+
     results = []
+    first_graph: dict[str, Any] | None = None
     try:
         for side in args.sides:
-            with connect(settings) as driver:   # every side starts from an empty database
-                driver.execute_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+            with connect(settings) as driver, driver.session() as session:   # every side starts from an empty graph
+                session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
             print(f"{side} ...", file=sys.stderr, flush=True)
             results.append(run_side(side, corpus, env))
             print(f"{side}: {results[-1]['wall_s']} s", file=sys.stderr, flush=True)
+            with connect(settings) as driver:   # the graph each side wrote, against the first side's
+                graph = whole_graph(driver, settings.neo4j_database)
+            if first_graph is None:
+                first_graph = graph
+            else:
+                results[-1]["graph_check"] = compare_graphs(graph, first_graph, args.sides[0])
         with connect(settings) as driver:
             version = driver.execute_query("CALL dbms.components() YIELD versions, edition "
                                            "RETURN versions[0] + ' ' + edition AS v").records[0]["v"]
@@ -189,8 +222,8 @@ def main() -> int:
     articles = len(json.loads(corpus.read_text()))
     report = {
         "benchmark": "scale", "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "corpus": {"description": f"MultiHop-RAG corpus{f' x{args.copies} (retitled copies)' if args.copies > 1 else ''}"
-                   f", {articles} articles", "path": str(args.corpus), "copies": args.copies},
+        "corpus": {"description": ("MultiHop-RAG corpus" if args.corpus == DEFAULT_CORPUS else args.corpus.name)
+                   + (f" x{args.copies} (retitled copies)" if args.copies > 1 else "") + f", {articles} articles", "path": str(args.corpus), "copies": args.copies},
         "embedding_model": settings.embedding_model, "neo4j": version, "machine": machine(), "software": versions(),
         "command": "python bench/scale.py " + " ".join(sys.argv[1:]),
         "method": ("Each side is `mhgraph ingest` in a child process into the same private Neo4j, emptied before "

@@ -289,3 +289,45 @@ def test_claims_on_ray_write_the_claim_layer_the_local_engine_writes(settings, e
     assert done.returncode == 0, done.stderr[-2000:]
     assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), expected)
     assert any(n[0] == ["Claim"] for n in expected["nodes"])
+
+
+def test_claims_on_ray_with_a_model_keep_each_endpoints_requests_bounded(settings, empty_graph, ray_address):
+    """Two OpenAI-compatible endpoints, one request in flight on each: every chunk is extracted by
+    the model, both endpoints answer, and no endpoint ever has two requests at once."""
+    import threading
+
+    from tests.scripted_llm_server import ScriptedServer, Step
+
+    delay = 0.5   # long enough that the second worker is up before the first has done every batch
+    arrivals: dict[int, list[float]] = {0: [], 1: []}
+    lock = threading.Lock()
+
+    def answer(n: int):
+        def reply(body: dict) -> Step:
+            with lock:
+                arrivals[n].append(time.monotonic())
+            words = body["messages"][-1]["content"].split("Excerpt:\n", 1)[1].split() or ["nothing"]
+            return Step(json.dumps({"claims": [{"claim": " ".join(words[:12]), "topic": "news", "target": words[0]}]}),
+                        delay=delay)
+        return reply
+
+    servers = [ScriptedServer(default=answer(n)) for n in range(2)]
+    try:
+        ingest_files(replace(settings, corpus="sample"), [SAMPLE / "corpus.json"], progress=False)
+        done = run_cli(settings, "claims", "build", "--corpus", "sample", "--no-progress", "--engine", "ray",
+                       "--llm-backend", "openai", "--llm-model", "scripted", "--per-endpoint", "1", "--no-cache",
+                       "--batch-size", "2",
+                       "--endpoints", ",".join(s.base_url for s in servers), env=ray_env(ray_address))
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "openai:scripted on 2 endpoints" in done.stdout
+        records, _, _ = empty_graph.execute_query(
+            "MATCH (c:Chunk {corpus: 'sample'}) RETURN count(c) AS chunks, "
+            "count(CASE WHEN c.claims_by = 'openai:scripted' THEN 1 END) AS done", database_=settings.neo4j_database)
+        assert records[0]["chunks"] == records[0]["done"] > 0
+        assert all(arrivals[n] for n in arrivals), "an endpoint got no request"
+        assert sum(len(a) for a in arrivals.values()) == records[0]["chunks"]
+        for times in arrivals.values():   # one request at a time: each came after the last was answered
+            assert all(b - a >= delay * 0.9 for a, b in zip(times, times[1:])), times
+    finally:
+        for s in servers:
+            s.close()

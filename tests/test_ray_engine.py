@@ -215,43 +215,44 @@ def _wait_for_documents(driver, database: str, job: subprocess.Popen, at_least: 
     pytest.fail(f"the job wrote no document in time (exit {job.poll()}): {job.stderr.read()[-2000:] if job.stderr else ''}")
 
 
-def test_an_embedding_worker_killed_mid_ingest_still_ends_in_the_clean_graph(settings, driver, ray_address,
-                                                                             tmp_path):
+def _fault_mid_ingest(settings, driver, ray_address, tmp_path, fault, what: str) -> None:
+    """Ingest six copies of the sample on Ray, call `fault()` once a document is written, and
+    check the job still ends, with the graph a clean local run writes."""
     path = corpus_file(tmp_path / "news.json", copies=6)
     clean = clean_run(settings, driver, path, "news")
     job = _ingest_in_background(settings, path, ray_address)
     try:
         written = _wait_for_documents(driver, settings.neo4j_database, job)
-        victims = _processes("MapBatches(EmbedStage)")
-        assert victims, "no embedding actor process found"
-        os.kill(victims[0], signal.SIGKILL)
+        fault()
         out, err = job.communicate(timeout=900)
     finally:
         if job.poll() is None:
             job.kill()
     assert job.returncode == 0, err[-3000:]
-    assert written < len(ARTICLES) * 6, "the job had finished before the worker was killed"
+    assert written < len(ARTICLES) * 6, f"the job had finished before {what}"
     assert_same_graph(whole_graph(driver, settings.neo4j_database), clean)
+
+
+def test_an_embedding_worker_killed_mid_ingest_still_ends_in_the_clean_graph(settings, driver, ray_address,
+                                                                             tmp_path):
+    def kill_a_worker() -> None:
+        victims = _processes("MapBatches(EmbedStage)")
+        assert victims, "no embedding actor process found"
+        os.kill(victims[0], signal.SIGKILL)
+
+    _fault_mid_ingest(settings, driver, ray_address, tmp_path, kill_a_worker, "the worker was killed")
 
 
 def test_neo4j_restarted_mid_write_still_ends_in_the_clean_graph(settings, driver, server, ray_address, tmp_path):
     if server is None:
         pytest.skip("restarts only the local server the tests start (NEO4J_URI names another)")
-    path = corpus_file(tmp_path / "news.json", copies=6)
-    clean = clean_run(settings, driver, path, "news")
-    job = _ingest_in_background(settings, path, ray_address)
-    try:
-        written = _wait_for_documents(driver, settings.neo4j_database, job)
+
+    def restart() -> None:
         server.stop()
         time.sleep(3)
         server.start()
-        out, err = job.communicate(timeout=900)
-    finally:
-        if job.poll() is None:
-            job.kill()
-    assert job.returncode == 0, err[-3000:]
-    assert written < len(ARTICLES) * 6, "the job had finished before the server was restarted"
-    assert_same_graph(whole_graph(driver, settings.neo4j_database), clean)
+
+    _fault_mid_ingest(settings, driver, ray_address, tmp_path, restart, "the server was restarted")
 
 
 def _results(run_dir: Path) -> dict:

@@ -35,8 +35,8 @@ from mhgraph.claims.extract import LLMClaimExtractor, OfflineClaimExtractor
 from mhgraph.claims.merge import DEFAULT_THRESHOLD
 from mhgraph.config import Settings
 from mhgraph.embeddings import TextEmbedder, load_embedder
-from mhgraph.engine.ray_cluster import import_ray, ray_cluster
-from mhgraph.graph.connection import connect, credentials
+from mhgraph.engine.ray_cluster import import_ray, ray_cluster, worker_settings
+from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
 from mhgraph.llm import Usage, load_llm
 
@@ -114,9 +114,7 @@ def build_claims_on_ray(settings: Settings, driver: Any, corpus: str, embedder: 
     merged = name_aliases(driver, database, corpus)
     # "" stands for the configured endpoint (OPENAI_BASE_URL, else the client's default)
     endpoints = list(options.endpoints) or [settings.openai_base_url or ""]
-    user, password = credentials(settings)
-    shared = dataclasses.replace(settings, corpus=corpus, neo4j_uri=settings.uri, neo4j_username=user,
-                                 neo4j_password=password)
+    shared = worker_settings(settings, corpus)
     # one endpoint is the configured model's own (a local build's cache answers it); several name the pool
     pool = "endpoints:" + ",".join(sorted(endpoints)) if len(endpoints) > 1 else None
     timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}

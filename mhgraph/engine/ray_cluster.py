@@ -8,13 +8,16 @@ at the same paths; the Neo4j server must be reachable from every node.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
+from mhgraph.graph.connection import credentials
 
 # A Ray started here keeps its object store small: batches stream through it, none is held.
 LOCAL_OBJECT_STORE_BYTES = 1 << 30
@@ -40,6 +43,14 @@ class ClusterResources:
         fits = [c for c in {n / k for n in self.node_cpus for k in range(1, workers + 1)} | {share}
                 if c <= share and sum(int(n // c + 1e-9) for n in self.node_cpus) >= workers]
         return max(fits, default=0.1)
+
+
+def worker_settings(settings: Settings, corpus: str) -> Settings:
+    """The settings a job's workers run with: the corpus resolved here, and the server and the
+    credentials this machine resolved (the local server's password file is here, not on the workers)."""
+    user, password = credentials(settings)
+    return dataclasses.replace(settings, corpus=corpus, neo4j_uri=settings.uri, neo4j_username=user,
+                               neo4j_password=password)
 
 
 def import_ray() -> Any:

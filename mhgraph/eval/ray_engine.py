@@ -18,8 +18,8 @@ from typing import Any, Sequence
 from tqdm import tqdm
 
 from mhgraph.config import Settings
-from mhgraph.engine.ray_cluster import import_ray, ray_cluster
-from mhgraph.graph.connection import connect, credentials
+from mhgraph.engine.ray_cluster import import_ray, ray_cluster, worker_settings
+from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
 from mhgraph.llm import LLM, Usage, load_llm
 from mhgraph.retrieval import registry
@@ -61,9 +61,7 @@ def search_on_ray(settings: Settings, corpus: str, method: str, questions: Seque
     """question id -> the method's result, searched by `workers` actors of the Ray cluster at `address`;
     the workers' model calls are added to `llm.usage`."""
     ray = import_ray()
-    user, password = credentials(settings)   # the local server's password file is on this machine
-    shared = dataclasses.replace(settings, corpus=corpus, neo4j_uri=settings.uri, neo4j_username=user,
-                                 neo4j_password=password)
+    shared = worker_settings(settings, corpus)
     results: dict[str, RetrievalResult] = {}
     with ray_cluster(address) as cluster, \
             tqdm(total=len(questions), desc=f"eval {method} (ray)", unit="q", disable=not progress) as bar:

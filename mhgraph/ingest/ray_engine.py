@@ -30,9 +30,9 @@ from tqdm import tqdm
 
 from mhgraph.config import Settings
 from mhgraph.embeddings import load_embedder
-from mhgraph.engine.ray_cluster import import_ray, ray_cluster
+from mhgraph.engine.ray_cluster import import_ray, ray_cluster, worker_settings
 from mhgraph.graph.capabilities import detect
-from mhgraph.graph.connection import connect, credentials
+from mhgraph.graph.connection import connect
 from mhgraph.graph.documents import Removal, documents_of_file
 from mhgraph.graph.schema import (
     ensure_fulltext_indexes,
@@ -194,10 +194,7 @@ def ingest_on_ray(
         on_progress(0, articles)
     name = resolve_corpus_name(settings, paths[0], driver)
     database = settings.neo4j_database
-    # the workers connect with what this machine resolved (the local server's password file is here)
-    user, password = credentials(settings)
-    shared = dataclasses.replace(settings, corpus=name, neo4j_uri=settings.uri, neo4j_username=user,
-                                 neo4j_password=password)
+    shared = worker_settings(settings, name)
     ray = import_ray()
     tally = Tally()
     keys: dict[str, set[str]] = defaultdict(set)    # per file: every key it holds now

@@ -99,6 +99,27 @@ def test_the_ray_engine_writes_the_graph_the_local_engine_writes(settings, empty
     assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), local)
 
 
+def test_chunking_apart_from_the_embedders_as_on_gpus_writes_the_same_graph(settings, empty_graph, ray_address,
+                                                                           tmp_path):
+    """On GPUs, chunking and the check against the graph run in CPU actors of their own; forced
+    here on CPUs, that path writes the local engine's graph and a rerun writes nothing."""
+    from mhgraph.ingest.ray_engine import RayIngestOptions
+
+    path = corpus_file(tmp_path / "news.json")
+    local = clean_run(settings, empty_graph, path, "news")
+    options = RayIngestOptions(address=ray_address, workers=1, chunk_apart=True)
+    first = ingest_files(replace(settings, corpus="news"), [path], progress=False, engine="ray", ray=options)
+    summary = first.summary
+    assert "chunking in up to 2 actors of its own" in summary.engine
+    assert summary.written == len(ARTICLES) and summary.written_chunks == summary.chunks > 0
+    assert summary.embed_seconds > 0
+    assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), local)
+
+    again = ingest_files(replace(settings, corpus="news"), [path], progress=False, engine="ray", ray=options)
+    assert again.summary.written == 0 and again.summary.unchanged == len(ARTICLES)
+    assert_same_graph(whole_graph(empty_graph, settings.neo4j_database), local)
+
+
 @pytest.mark.parametrize("engine", ["local", "ray"])
 def test_several_files_and_gzip_go_into_one_corpus(settings, empty_graph, ray_address, tmp_path, engine):
     import gzip

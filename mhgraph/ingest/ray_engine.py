@@ -2,7 +2,8 @@
 
     files --read (a task per file, streamed)--> articles
           --chunk, check against the graph, embed (an actor pool: one model per actor,
-            a GPU each when the cluster has them)--> documents with their vectors
+            a GPU each when the cluster has them; on GPUs, chunking and the check run in
+            CPU actors of their own before it)--> documents with their vectors
           --write (parallel writer actors, one UNWIND transaction per batch)--> Neo4j
           --> one outcome per article, tallied here under one progress bar
 
@@ -29,7 +30,7 @@ from neo4j.exceptions import Neo4jError
 from tqdm import tqdm
 
 from mhgraph.config import Settings
-from mhgraph.embeddings import load_embedder
+from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.engine.ray_cluster import import_ray, ray_cluster, worker_settings
 from mhgraph.graph.capabilities import detect
 from mhgraph.graph.connection import connect
@@ -59,6 +60,9 @@ from mhgraph.ingest.writer import GraphWriter, PreparedDocument
 NEO4J_RETRY_SECONDS = 300.0
 # The CPUs asked for by each light stage (reading, writing), so they fit beside the embedders.
 LIGHT_CPUS = 0.1
+# Chunking actors per embedding actor when chunking runs apart: one CPU core chunked about 1,400
+# chunks/s and one GPU embedded 1,500 to 2,100 (bench/results/gpu-embed.md).
+CHUNKERS_PER_WORKER = 2
 
 # An article's outcome: written now, stored identically already, no token to embed, or a second
 # copy of an article in the same batch (stored once).
@@ -71,6 +75,11 @@ class RayIngestOptions:
     workers: int | None = None      # embedding actors (None: one per GPU of the cluster, else 1)
     writers: int = 2                # writer actors
     batch_size: int = 32            # articles per embedding batch and per write transaction
+    # Chunking (with the check against the graph) in CPU actors of its own (None: when the
+    # embedding actors have GPUs). On one GPU, chunking on the actor's CPU took as long as
+    # embedding (bench/gpu_embed.py), so the GPU would wait half the time; on CPUs it is about 1 %
+    # of the work, and an actor of its own would only hold a second copy of the model.
+    chunk_apart: bool | None = None
 
 
 def read_files(batch: dict[str, Any], *, key_rule: str, batch_size: int) -> Iterator[dict[str, list]]:
@@ -81,22 +90,22 @@ def read_files(batch: dict[str, Any], *, key_rule: str, batch_size: int) -> Iter
             yield {"file": [str(path)] * len(articles), "article": [pickle.dumps(a) for a in articles]}
 
 
-class EmbedStage:
-    """Ray Data stage (one per actor): chunk a batch of articles, leave out those stored
-    identically, embed the rest; one row per article."""
+class ChunkStage:
+    """Ray Data stage (one per actor): chunk a batch of articles with the model's tokenizer and
+    leave out those stored identically; one row per article, the documents still without vectors.
+    Apart from the embedding actors only when those have GPUs (see `RayIngestOptions.chunk_apart`);
+    else `EmbedStage` chunks too."""
 
-    def __init__(self, settings: Settings, threads: int, device: str | None) -> None:
+    def __init__(self, settings: Settings, threads: int, embedder: TextEmbedder | None = None) -> None:
         _limit_threads(threads)
         self.settings = settings
-        self.embedder = load_embedder(settings.embedding_model, settings.cache_dir, device=device)
+        # the tokenizer comes with the model: the chunks must be counted as the local engine counts them
+        self.embedder = embedder or load_embedder(settings.embedding_model, settings.cache_dir, device="cpu")
         self.chunker = TokenChunker(self.embedder.tokenizer, settings.chunk_size, settings.chunk_overlap)
         self.driver = connect(settings, retry_seconds=NEO4J_RETRY_SECONDS)
-        database = settings.neo4j_database
-        # the vector index needs the model's dimensions, known here: every actor ensures it (idempotent)
-        _retried(lambda: ensure_schema(self.driver, database, self.embedder.dimensions,
-                                       detect(self.driver, database), settings.vector_quantization))
-        self.lookup = GraphWriter(self.driver, database, settings.corpus or "", self.embedder.model_name,
-                                  settings.chunk_size, settings.chunk_overlap, settings.embed_header)
+        self.lookup = GraphWriter(self.driver, settings.neo4j_database, settings.corpus or "",
+                                  self.embedder.model_name, settings.chunk_size, settings.chunk_overlap,
+                                  settings.embed_header)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
         s = self.settings
@@ -106,18 +115,13 @@ class EmbedStage:
         for file, blob in zip(batch["file"], batch["article"]):
             groups[str(file)].append(pickle.loads(blob))
         for file, articles in groups.items():
-            tally = Tally()
-            documents = {d.id: d for d in prepare(articles, corpus, self.chunker, self.embedder.model_name, tally,
+            documents = {d.id: d for d in prepare(articles, corpus, self.chunker, self.embedder.model_name, Tally(),
                                                    s.embed_header, s.document_key)}
-            todo, unchanged = against_stored(list(documents.values()),
-                                             self.lookup.stored(d.key for d in documents.values()), file)
-            t0 = time.perf_counter()
-            if todo:
-                embed_prepared(self.embedder, todo, s.embed_header)
-            seconds = time.perf_counter() - t0
+            todo, _ = against_stored(list(documents.values()), self.lookup.stored(d.key for d in documents.values()),
+                                     file)
             to_write = {d.id for d in todo}
             seen: set[str] = set()
-            for n, article in enumerate(articles):
+            for article in articles:
                 doc_id = document_id(corpus, article)
                 doc = documents.get(doc_id)
                 status = DUPLICATE if doc_id in seen else EMPTY if doc is None else \
@@ -125,10 +129,40 @@ class EmbedStage:
                 seen.add(doc_id)
                 _add_row(rows, file=file, id=doc_id, key=article_key(article, s.document_key) or "", status=status,
                          source=article.source or "", chunks=len(doc.chunks) if doc else 0,
-                         model=self.embedder.model_name, embed_seconds=seconds if n == 0 else 0.0,
+                         model=self.embedder.model_name, embed_seconds=0.0,
                          document=pickle.dumps(doc, protocol=5) if status in (WRITE, UNCHANGED) else b"")
-        release_free_memory()
         return dict(rows)
+
+
+class EmbedStage:
+    """Ray Data stage (one per actor): embed the documents a batch writes; one row per article.
+    With `chunk`, the batch is articles, chunked and checked against the graph here first
+    (`ChunkStage`'s work); else it is `ChunkStage`'s rows."""
+
+    def __init__(self, settings: Settings, threads: int, device: str | None, chunk: bool = True) -> None:
+        _limit_threads(threads)
+        self.settings = settings
+        self.embedder = load_embedder(settings.embedding_model, settings.cache_dir, device=device)
+        self.chunker = ChunkStage(settings, threads, self.embedder) if chunk else None
+        self.driver = self.chunker.driver if self.chunker else connect(settings, retry_seconds=NEO4J_RETRY_SECONDS)
+        database = settings.neo4j_database
+        # the vector index needs the model's dimensions, known here: every actor ensures it (idempotent)
+        _retried(lambda: ensure_schema(self.driver, database, self.embedder.dimensions,
+                                       detect(self.driver, database), settings.vector_quantization))
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
+        rows = self.chunker(batch) if self.chunker is not None else {k: list(v) for k, v in batch.items()}
+        todo = [i for i, status in enumerate(rows["status"]) if status == WRITE]
+        documents = [pickle.loads(rows["document"][i]) for i in todo]
+        t0 = time.perf_counter()
+        if documents:
+            embed_prepared(self.embedder, documents, self.settings.embed_header)
+        for i, doc in zip(todo, documents):
+            rows["document"][i] = pickle.dumps(doc, protocol=5)
+        if rows["embed_seconds"]:   # the batch's time rides on its first row
+            rows["embed_seconds"][0] = time.perf_counter() - t0
+        release_free_memory()
+        return rows
 
 
 class WriteStage:
@@ -206,7 +240,9 @@ def ingest_on_ray(
             tqdm(total=articles, desc="ingest (ray)", unit="doc", disable=not progress) as bar:
         workers = options.workers or max(1, int(cluster.gpus))
         gpu = cluster.gpus >= workers
-        cpus = 1.0 if gpu else cluster.cpus_per_worker(workers, reserved=LIGHT_CPUS * (1 + options.writers))
+        apart = gpu if options.chunk_apart is None else options.chunk_apart
+        chunkers = CHUNKERS_PER_WORKER * workers if apart else 0
+        cpus = 1.0 if gpu else cluster.cpus_per_worker(workers, reserved=LIGHT_CPUS * (1 + options.writers + chunkers))
         for f in files:   # the first writes, once the cluster is joined
             GraphWriter(driver, database, name, settings.embedding_model, settings.chunk_size,
                         settings.chunk_overlap, settings.embed_header, str(f.path.resolve())).open_corpus(f.key)
@@ -216,11 +252,15 @@ def ingest_on_ray(
         data = data.map_batches(read_files, batch_size=1, num_cpus=LIGHT_CPUS,
                                 fn_kwargs={"key_rule": files[0].key, "batch_size": options.batch_size})
         # Ray Data restarts a dead actor and runs its task again (max_restarts, max_task_retries: -1)
+        if apart:   # as many chunking actors as keep the embedders fed, each on a CPU of a GPU node
+            data = data.map_batches(ChunkStage, batch_size=options.batch_size, num_cpus=1 if gpu else LIGHT_CPUS,
+                                    compute=ray.data.ActorPoolStrategy(min_size=1, max_size=chunkers),
+                                    fn_constructor_kwargs={"settings": shared, "threads": 1})
         data = data.map_batches(EmbedStage, batch_size=options.batch_size,
                                 compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus,
                                 num_gpus=1 if gpu else 0, fn_constructor_kwargs={
                                     "settings": shared, "threads": max(1, round(cpus)),
-                                    "device": "cuda" if gpu else None})
+                                    "device": "cuda" if gpu else None, "chunk": not apart})
         data = data.map_batches(WriteStage, batch_size=options.batch_size,
                                 compute=ray.data.ActorPoolStrategy(min_size=1, max_size=options.writers),
                                 num_cpus=LIGHT_CPUS, fn_constructor_kwargs={"settings": shared})
@@ -256,7 +296,9 @@ def ingest_on_ray(
             if on_progress is not None:
                 on_progress(done, articles)
         placement = (f"ray: {workers} embedding workers on {cluster.nodes} nodes "
-                     f"({f'{workers} GPUs' if gpu else f'{cpus:.1f} CPUs each'}), {options.writers} writers")
+                     f"({f'{workers} GPUs' if gpu else f'{cpus:.1f} CPUs each'}), "
+                     + (f"chunking in up to {chunkers} actors of its own, " if apart else "")
+                     + f"{options.writers} writers")
 
     tally.warn_foreign(", ".join(str(p) for p in paths))
     gone_total = 0

@@ -4,9 +4,9 @@
         [--configs 32/32/fp32 128/256/fp16 ...] [--reference vectors.npy] [--out bench/results/gpu-embed]
 
 Each configuration is ARTICLES/ENCODE_BATCH/PRECISION: the articles one actor call receives (the
-Ray engine's batch_size, 32 by default), the chunks per forward pass (the embedder's batch, 32 by
-default; 256 on a GPU) and fp32 or fp16 weights. A call runs `prepare` (chunking, on one CPU
-core: `ChunkStage`'s work minus its Neo4j lookup of stored versions) and `embed_prepared` (all an
+Ray engine's batch_size, 32 by default), the chunks per forward pass (the embedder's batch;
+"default" lets the embedder choose: 32 on CPUs, 256 on a GPU) and fp32 or fp16 weights. A call
+runs `prepare` (chunking, on one CPU core: `ChunkStage`'s work minus its Neo4j lookup of stored versions) and `embed_prepared` (all an
 `EmbedStage` on a GPU does once chunking runs apart), each timed. Neither Ray nor Neo4j is
 needed, so "embed only" is the ceiling one GPU actor sets; writes are measured by bench/scale.py.
 
@@ -67,7 +67,7 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def run_config(embedder: Any, articles: list, copies: int, per_call: int, encode_batch: int, device: str,
+def run_config(embedder: Any, articles: list, copies: int, per_call: int, encode_batch: int | None, device: str,
                chunk_size: int, overlap: int) -> dict[str, Any]:
     chunker = TokenChunker(embedder.tokenizer, chunk_size, overlap)
     embed = embedder.embed_documents
@@ -139,6 +139,8 @@ def main() -> int:
     embedder = load_embedder(args.model, device=args.device)
     reference = np.load(args.reference) if args.reference else None
     embedder.embed_documents(["warm-up"] * 64)  # CUDA context and kernels, outside the timings
+    # fp16 and back would round the weights: each configuration starts from the loaded ones
+    loaded = {k: v.clone() for k, v in embedder.model.state_dict().items()} if hasattr(embedder, "model") else {}
     results = []
     for config in args.configs:
         per_call, encode_batch, precision = config.split("/")
@@ -146,10 +148,13 @@ def main() -> int:
             parser.error(f"--configs {config}: precision is fp32 or fp16")
         if not hasattr(embedder, "model"):
             parser.error(f"--model {args.model}: only sentence-transformers models are measured here")
-        embedder.model.half() if precision == "fp16" else embedder.model.float()
+        embedder.model.float().load_state_dict(loaded)
+        if precision == "fp16":
+            embedder.model.half()
         embedder.embed_documents(["warm-up"] * 64)   # the new precision's kernels, outside the timings
         for copies in args.copies:
-            row = run_config(embedder, articles, copies, int(per_call), int(encode_batch), args.device,
+            row = run_config(embedder, articles, copies, int(per_call),
+                             None if encode_batch == "default" else int(encode_batch), args.device,
                              args.chunk_size, args.chunk_overlap)
             first = row.pop("_first")
             if args.save_reference and not results:
@@ -157,6 +162,7 @@ def main() -> int:
             if reference is not None and first is not None:
                 n = min(len(reference), len(first))
                 row["reference_cosine_min"] = float(np.min(np.sum(reference[:n] * first[:n], axis=1)))
+                row["reference_max_abs_diff"] = float(np.max(np.abs(reference[:n] - first[:n])))
             row.update(config=config, copies=copies)
             results.append(row)
             print(json.dumps(row), flush=True)

@@ -348,6 +348,8 @@ def test_claims_on_ray_with_a_model_keep_each_endpoints_requests_bounded(setting
         assert records[0]["chunks"] == records[0]["done"] > 0
         assert all(arrivals[n] for n in arrivals), "an endpoint got no request"
         assert sum(len(a) for a in arrivals.values()) == records[0]["chunks"]
+        # the workers' usage, summed here, counts every request the endpoints answered
+        assert f"openai:scripted on 2 endpoints: {records[0]['chunks']} calls (0 cached)" in done.stdout
         for times in arrivals.values():   # one request at a time: each came after the last was answered
             assert all(b - a >= delay * 0.9 for a, b in zip(times, times[1:])), times
     finally:

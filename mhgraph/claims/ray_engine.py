@@ -16,7 +16,7 @@ rather than the one that answered; a pool of one endpoint is keyed as a local bu
 
 from __future__ import annotations
 
-import dataclasses
+import pickle
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -87,15 +87,14 @@ class ClaimStage:
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
         before = dict(self.write.timing)
-        calls = dataclasses.asdict(self.llm.usage) if self.llm is not None else {}
+        calls = self.llm.usage.copy() if self.llm is not None else None
         rows = [{"chunk_id": str(c), "document_id": str(d), "text": str(t), "title": str(h)}
                 for c, d, t, h in zip(batch["chunk_id"], batch["document_id"], batch["text"], batch["title"])]
         claims = self.write(rows)
-        usage = dataclasses.asdict(self.llm.usage) if self.llm is not None else {}
-        spent = {k: usage[k] - calls.get(k, 0) for k in usage}
+        spent = self.llm.usage.since(calls) if self.llm is not None and calls is not None else Usage()
         return {"chunks": [len(rows)], "claims": [claims],
                 **{f"seconds_{k}": [self.write.timing[k] - before[k]] for k in before},
-                **{f"usage_{k}": [v] for k, v in spent.items()}}
+                "usage": [pickle.dumps(spent, protocol=5)]}
 
 
 def build_claims_on_ray(settings: Settings, driver: Any, corpus: str, embedder: TextEmbedder, *,
@@ -118,7 +117,7 @@ def build_claims_on_ray(settings: Settings, driver: Any, corpus: str, embedder: 
     # one endpoint is the configured model's own (a local build's cache answers it); several name the pool
     pool = "endpoints:" + ",".join(sorted(endpoints)) if len(endpoints) > 1 else None
     timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
-    usage: dict[str, float] = {}
+    usage = Usage()
     ray = import_ray()
     with ray_cluster(options.address) as cluster, \
             tqdm(total=len(pending), desc=f"claims ({extractor_label}, ray)", unit="chunk",
@@ -140,16 +139,12 @@ def build_claims_on_ray(settings: Settings, driver: Any, corpus: str, embedder: 
             for rows in data.iter_batches(batch_size=None, batch_format="numpy"):
                 for k in timing:
                     timing[k] += float(sum(rows[f"seconds_{k}"]))
-                for k in rows:
-                    if k.startswith("usage_"):
-                        usage[k[len("usage_"):]] = usage.get(k[len("usage_"):], 0) + float(sum(rows[k]))
+                for spent in rows["usage"]:
+                    usage.add(pickle.loads(spent))
                 bar.update(int(sum(rows["chunks"])))
     summary = finish_claims(driver, database, corpus, extractor_label, embedder, pending=len(pending), timing=timing,
                             started=started, merge_threshold=merge_threshold, only_new=only_new)
     model = None
     if use_model:
-        fields = {f.name: f.type for f in dataclasses.fields(Usage)}
-        model = PooledModel(f"{model_label} on {len(endpoints)} endpoints",
-                            Usage(**{k: (int(v) if fields[k] in ("int", int) else v) for k, v in usage.items()
-                                     if k in fields}))
+        model = PooledModel(f"{model_label} on {len(endpoints)} endpoints", usage)
     return summary, model

@@ -25,9 +25,11 @@ PACKAGED_MODELS = {
 # Batches of 16 to 64 chunks of 256 tokens encode within 12% of each other on 2 cores, 128 slower
 # (bench/embedders.py, one pass each); 32 also bounds the activations' memory.
 ENCODE_BATCH_SIZE = 32
-# On a GPU the forward pass is cheap and each batch's host work is not: batches of 256 embedded
-# 15 % more chunks/s than 32 on an H200 (1,625 against 1,409; bench/results/gpu-embed.md).
-GPU_ENCODE_BATCH_SIZE = 256
+# On a GPU the forward pass is cheap and each batch's host work is not: batches of 256 chunks of
+# up to 256 tokens embedded 15 % more chunks/s than 32 on an H200 (1,625 against 1,409;
+# bench/results/gpu-embed.md). A batch holds this many tokens at most, so a model that reads
+# longer inputs gets fewer per batch (and its activations stay within a small GPU's memory).
+GPU_ENCODE_TOKENS = 256 * 256
 
 
 def resolve_model(name: str) -> str:
@@ -82,7 +84,8 @@ class SentenceEmbedder(SentenceTransformerEmbeddings):
 
     def embed_documents(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         if batch_size is None:
-            batch_size = GPU_ENCODE_BATCH_SIZE if self.model.device.type == "cuda" else ENCODE_BATCH_SIZE
+            batch_size = ENCODE_BATCH_SIZE if self.model.device.type != "cuda" else \
+                max(ENCODE_BATCH_SIZE, GPU_ENCODE_TOKENS // max(1, self.max_seq_length))
         return self.model.encode(
             list(texts), batch_size=batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,

@@ -10,8 +10,6 @@ counted in the run's usage. Wall time differs, and per-question seconds with the
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import pickle
 from typing import Any, Sequence
 
@@ -48,11 +46,13 @@ class SearchStage:
             self.llm.usage = Usage()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
-        before = dataclasses.asdict(self.llm.usage) if self.llm is not None else {}
+        before = self.llm.usage.copy() if self.llm is not None else None
         results = [pickle.dumps(self.retriever.search(str(query), top_k=self.top_k), protocol=5)
                    for query in batch["query"]]
-        spent = {k: v - before[k] for k, v in dataclasses.asdict(self.llm.usage).items()} if self.llm else {}
-        return {"id": list(batch["id"]), "result": results, "usage": [json.dumps(spent)] + [""] * (len(results) - 1)}
+        spent = self.llm.usage.since(before) if self.llm is not None and before is not None else Usage()
+        # the batch's model calls ride on its first row
+        return {"id": list(batch["id"]), "result": results,
+                "usage": [pickle.dumps(spent, protocol=5)] + [b""] * (len(results) - 1)}
 
 
 def search_on_ray(settings: Settings, corpus: str, method: str, questions: Sequence[Question], top_k: int, *,
@@ -77,7 +77,6 @@ def search_on_ray(settings: Settings, corpus: str, method: str, questions: Seque
             for qid, blob, spent in zip(rows["id"], rows["result"], rows["usage"]):
                 results[str(qid)] = pickle.loads(blob)
                 if spent and llm is not None:
-                    for k, v in json.loads(str(spent)).items():
-                        setattr(llm.usage, k, getattr(llm.usage, k) + v)
+                    llm.usage.add(pickle.loads(spent))
             bar.update(len(rows["id"]))
     return {q.id: results[q.id] for q in questions}   # in question order, as the local engine gives them

@@ -61,7 +61,7 @@ NEO4J_RETRY_SECONDS = 300.0
 # The CPUs asked for by each light stage (reading, writing), so they fit beside the embedders.
 LIGHT_CPUS = 0.1
 # Chunking actors per embedding actor when chunking runs apart: one CPU core chunked about 1,400
-# chunks/s and one GPU embedded 1,500 to 2,100 (bench/results/gpu-embed.md).
+# chunks/s and one GPU embedded 1,409 to 1,856 in fp32 (bench/results/gpu-embed.md).
 CHUNKERS_PER_WORKER = 2
 
 # An article's outcome: written now, stored identically already, no token to embed, or a second
@@ -108,9 +108,17 @@ class ChunkStage:
                                   settings.embed_header)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
+        rows, documents = self.chunk(batch)
+        for i, doc in documents.items():
+            rows["document"][i] = pickle.dumps(doc, protocol=5)
+        return rows
+
+    def chunk(self, batch: dict[str, Any]) -> tuple[dict[str, list], dict[int, PreparedDocument]]:
+        """The batch's rows (documents left empty), and the document of each row that has one."""
         s = self.settings
         corpus = s.corpus or ""
         rows: dict[str, list] = defaultdict(list)
+        kept: dict[int, PreparedDocument] = {}
         groups: dict[str, list] = defaultdict(list)
         for file, blob in zip(batch["file"], batch["article"]):
             groups[str(file)].append(pickle.loads(blob))
@@ -127,11 +135,12 @@ class ChunkStage:
                 status = DUPLICATE if doc_id in seen else EMPTY if doc is None else \
                     WRITE if doc_id in to_write else UNCHANGED
                 seen.add(doc_id)
+                if doc is not None and status in (WRITE, UNCHANGED):
+                    kept[len(rows["id"])] = doc
                 _add_row(rows, file=file, id=doc_id, key=article_key(article, s.document_key) or "", status=status,
                          source=article.source or "", chunks=len(doc.chunks) if doc else 0,
-                         model=self.embedder.model_name, embed_seconds=0.0,
-                         document=pickle.dumps(doc, protocol=5) if status in (WRITE, UNCHANGED) else b"")
-        return dict(rows)
+                         model=self.embedder.model_name, embed_seconds=0.0, document=b"")
+        return dict(rows), kept
 
 
 class EmbedStage:
@@ -151,13 +160,17 @@ class EmbedStage:
                                        detect(self.driver, database), settings.vector_quantization))
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
-        rows = self.chunker(batch) if self.chunker is not None else {k: list(v) for k, v in batch.items()}
-        todo = [i for i, status in enumerate(rows["status"]) if status == WRITE]
-        documents = [pickle.loads(rows["document"][i]) for i in todo]
+        if self.chunker is not None:
+            rows, documents = self.chunker.chunk(batch)
+        else:   # ChunkStage's rows: only the documents to write are opened (and pickled again)
+            rows = {k: list(v) for k, v in batch.items()}
+            documents = {i: pickle.loads(rows["document"][i]) for i, status in enumerate(rows["status"])
+                         if status == WRITE}
         t0 = time.perf_counter()
-        if documents:
-            embed_prepared(self.embedder, documents, self.settings.embed_header)
-        for i, doc in zip(todo, documents):
+        todo = [doc for i, doc in documents.items() if rows["status"][i] == WRITE]
+        if todo:
+            embed_prepared(self.embedder, todo, self.settings.embed_header)
+        for i, doc in documents.items():
             rows["document"][i] = pickle.dumps(doc, protocol=5)
         if rows["embed_seconds"]:   # the batch's time rides on its first row
             rows["embed_seconds"][0] = time.perf_counter() - t0
@@ -242,6 +255,9 @@ def ingest_on_ray(
         gpu = cluster.gpus >= workers
         apart = gpu if options.chunk_apart is None else options.chunk_apart
         chunkers = CHUNKERS_PER_WORKER * workers if apart else 0
+        if apart and gpu:   # a whole CPU each, beside each embedder's one and the light stages' shares
+            chunkers = min(chunkers, int(cluster.cpus - workers - LIGHT_CPUS * (1 + options.writers)))
+            apart = chunkers >= 1   # no CPU to spare: the embedders chunk, as on CPUs
         cpus = 1.0 if gpu else cluster.cpus_per_worker(workers, reserved=LIGHT_CPUS * (1 + options.writers + chunkers))
         for f in files:   # the first writes, once the cluster is joined
             GraphWriter(driver, database, name, settings.embedding_model, settings.chunk_size,
@@ -252,7 +268,7 @@ def ingest_on_ray(
         data = data.map_batches(read_files, batch_size=1, num_cpus=LIGHT_CPUS,
                                 fn_kwargs={"key_rule": files[0].key, "batch_size": options.batch_size})
         # Ray Data restarts a dead actor and runs its task again (max_restarts, max_task_retries: -1)
-        if apart:   # as many chunking actors as keep the embedders fed, each on a CPU of a GPU node
+        if apart:   # as many chunking actors as keep the embedders fed (each a whole CPU on GPU clusters)
             data = data.map_batches(ChunkStage, batch_size=options.batch_size, num_cpus=1 if gpu else LIGHT_CPUS,
                                     compute=ray.data.ActorPoolStrategy(min_size=1, max_size=chunkers),
                                     fn_constructor_kwargs={"settings": shared, "threads": 1})

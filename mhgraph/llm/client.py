@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Iterator, Sequence, TypeVar
 
 from neo4j_graphrag.types import LLMMessage
@@ -38,6 +38,17 @@ class Usage:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+    def copy(self) -> Usage:
+        return replace(self)
+
+    def since(self, earlier: Usage) -> Usage:
+        """What was spent after `earlier`, a copy of this usage taken then (a worker's batch, say)."""
+        return Usage(**{f.name: getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self)})
+
+    def add(self, other: Usage) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 class LLM:

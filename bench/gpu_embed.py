@@ -6,8 +6,9 @@
 Each configuration is ARTICLES/ENCODE_BATCH/PRECISION: the articles one actor call receives (the
 Ray engine's batch_size, 32 by default), the chunks per forward pass (the embedder's batch;
 "default" lets the embedder choose: 32 on CPUs, 256 on a GPU) and fp32 or fp16 weights. A call
-runs `prepare` (chunking, on one CPU core: `ChunkStage`'s work minus its Neo4j lookup of stored versions) and `embed_prepared` (all an
-`EmbedStage` on a GPU does once chunking runs apart), each timed. Neither Ray nor Neo4j is
+runs `prepare` (chunking, on one CPU core: `ChunkStage`'s work minus its Neo4j lookup of stored
+versions) and `embed_prepared` (all an `EmbedStage` on a GPU does once chunking runs apart), each
+timed. Neither Ray nor Neo4j is
 needed, so "embed only" is the ceiling one GPU actor sets; writes are measured by bench/scale.py.
 
 --copies N embeds N retitled copies of the corpus (new documents, the same text) with each
@@ -20,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import replace
@@ -31,7 +30,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from environment import describe, machine, versions
 
 from mhgraph.embeddings import load_embedder
 from mhgraph.ingest.chunking import TokenChunker
@@ -39,7 +41,7 @@ from mhgraph.ingest.corpus import open_corpus
 from mhgraph.ingest.pipeline import Tally, batched, embed_prepared, prepare
 
 REFERENCE_CHUNKS = 256
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "corpus.json"
+DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "multihop-rag" / "corpus.json"
 
 
 def device_name(device: str) -> str:
@@ -47,17 +49,7 @@ def device_name(device: str) -> str:
         import torch
 
         return torch.cuda.get_device_name(0)
-    return platform.processor() or platform.machine()
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
+    return "CPU"
 
 
 def synchronize(device: str) -> None:
@@ -106,7 +98,7 @@ def run_config(embedder: Any, articles: list, copies: int, per_call: int, encode
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# One embedding actor on {report['device']}", "",
              f"{report['date']}, `{report['command']}`", "",
-             (f"Machine: {report['device']}, CPU {report['cpu']} ({report['cpu_count']} cores). "
+             (f"Device: {report['device']}; machine: {describe(report['machine'])}. "
               f"Model: {report['model']}. Corpus: {report['corpus']}. {report['note']}"), "",
              ("| articles per call / chunks per forward pass / weights | corpus | chunks | chunking s | embedding s "
               "| chunks/s (chunk + embed) | chunks/s (embed only) | cosine to reference (min) |"),
@@ -137,17 +129,17 @@ def main() -> int:
 
     articles = list(open_corpus(args.corpus).articles())
     embedder = load_embedder(args.model, device=args.device)
+    if not hasattr(embedder, "model"):
+        parser.error(f"--model {args.model}: only sentence-transformers models are measured here")
     reference = np.load(args.reference) if args.reference else None
     embedder.embed_documents(["warm-up"] * 64)  # CUDA context and kernels, outside the timings
     # fp16 and back would round the weights: each configuration starts from the loaded ones
-    loaded = {k: v.clone() for k, v in embedder.model.state_dict().items()} if hasattr(embedder, "model") else {}
+    loaded = {k: v.clone() for k, v in embedder.model.state_dict().items()}
     results = []
     for config in args.configs:
         per_call, encode_batch, precision = config.split("/")
         if precision not in ("fp32", "fp16"):
             parser.error(f"--configs {config}: precision is fp32 or fp16")
-        if not hasattr(embedder, "model"):
-            parser.error(f"--model {args.model}: only sentence-transformers models are measured here")
         embedder.model.float().load_state_dict(loaded)
         if precision == "fp16":
             embedder.model.half()
@@ -168,7 +160,7 @@ def main() -> int:
             print(json.dumps(row), flush=True)
     report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
-              "device": device_name(args.device), "cpu": cpu_name(), "cpu_count": os.cpu_count(),
+              "device": device_name(args.device), "machine": machine(), "software": versions(),
               "model": args.model_label or args.model, "corpus": f"{args.corpus.name}, {len(articles)} articles",
               "note": args.note, "results": results}
     if args.device.startswith("cuda"):

@@ -87,11 +87,11 @@ class ClaimStage:
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
         before = dict(self.write.timing)
-        calls = self.llm.usage.copy() if self.llm is not None else None
+        calls = self.llm.usage.copy() if self.llm is not None else Usage()
         rows = [{"chunk_id": str(c), "document_id": str(d), "text": str(t), "title": str(h)}
                 for c, d, t, h in zip(batch["chunk_id"], batch["document_id"], batch["text"], batch["title"])]
         claims = self.write(rows)
-        spent = self.llm.usage.since(calls) if self.llm is not None and calls is not None else Usage()
+        spent = self.llm.usage.since(calls) if self.llm is not None else Usage()
         return {"chunks": [len(rows)], "claims": [claims],
                 **{f"seconds_{k}": [self.write.timing[k] - before[k]] for k in before},
                 "usage": [pickle.dumps(spent, protocol=5)]}

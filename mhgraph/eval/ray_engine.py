@@ -46,10 +46,10 @@ class SearchStage:
             self.llm.usage = Usage()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
-        before = self.llm.usage.copy() if self.llm is not None else None
+        before = self.llm.usage.copy() if self.llm is not None else Usage()
         results = [pickle.dumps(self.retriever.search(str(query), top_k=self.top_k), protocol=5)
                    for query in batch["query"]]
-        spent = self.llm.usage.since(before) if self.llm is not None and before is not None else Usage()
+        spent = self.llm.usage.since(before) if self.llm is not None else Usage()
         # the batch's model calls ride on its first row
         return {"id": list(batch["id"]), "result": results,
                 "usage": [pickle.dumps(spent, protocol=5)] + [b""] * (len(results) - 1)}

@@ -15,10 +15,17 @@
 #             and on the development split scored against the flat corpus (gold matched by fact text);
 #   local     LOCAL_N (default 8) questions with the local model (--llm-backend local), timed;
 #             LOCAL_CHECK (default 0) of them answered from their own gold evidence.
+#   harvest   the model-written set, part 1 (bench/llm_replay.py): the same generate command as `model`
+#             against a recording endpoint, which answers nothing usable, so every candidate's first
+#             model request is recorded; then the jobs a GPU answers (MODEL_PER_TYPE per question type,
+#             default 1500) in $OUT/NAME/model/jobs.jsonl.gz. Answer them with bench/gpu_replies.py
+#             (see docs/benchmarks.md) into REPLIES (default $OUT/NAME/model/replies.jsonl.gz).
+#   model     part 2: the same command against an endpoint replaying REPLIES: N questions written by
+#             MODEL_LABEL, the answerability of every kept question, then the eight methods on them.
 # Then bench/generate_report.py writes bench/results/generate-NAME.md and .json; each run's summary
 # is copied to bench/results/generate-NAME/ (the generated question files are not: regenerate them,
 # same corpus + seed + settings = same file).
-#   bash bench/generate.sh [NAME] [STEP...]     (steps: generate eval dev kfold flat local report;
+#   bash bench/generate.sh [NAME] [STEP...]     (steps: generate eval dev kfold flat local harvest model report;
 #                                                default all; RESUME=1 keeps finished runs and files)
 # ONLY="vector bm25" limits the eight methods; OUT (default runs/bench-generate) holds files and runs.
 # Environment of the recorded run: source /work/gen-env.sh (its own Neo4j server, offline LLM backend).
@@ -135,6 +142,46 @@ if has local; then   # the local model's seconds per question (a stratified slic
   gen "$NAME" "$OUT/$NAME/questions-local.json" local --n "$LOCAL_N" --llm-backend local --no-cache --answer-check "$LOCAL_CHECK" \
     || echo "local generation failed (see $SUMMARIES/local-generate.txt)" >&2
 fi
+MODEL_DIR=$OUT/$NAME/model
+REPLIES=${REPLIES:-$MODEL_DIR/replies.jsonl.gz}
+MODEL_LABEL=${MODEL_LABEL:-qwen2.5-coder-1.5b-instruct-q4_k_m}
+# replay TABLE... -- CMD...: CMD with OPENAI_BASE_URL at bench/llm_replay.py serving TABLEs (recording the rest)
+replay() {
+  local tables=() url
+  while [ "$1" != -- ]; do tables+=(--table "$1"); shift; done; shift
+  rm -f "$MODEL_DIR/url"
+  python bench/llm_replay.py serve "${tables[@]}" --record "$MODEL_DIR/unanswered.jsonl" \
+    --port-file "$MODEL_DIR/url" > "$MODEL_DIR/server.log" 2>&1 &
+  local server=$!
+  while [ ! -s "$MODEL_DIR/url" ]; do kill -0 "$server" 2>/dev/null || { cat "$MODEL_DIR/server.log"; return 1; }; sleep 0.2; done
+  url=$(cat "$MODEL_DIR/url")
+  local rc=0
+  export OPENAI_BASE_URL=$url OPENAI_API_KEY=replay
+  "$@" || rc=$?
+  unset OPENAI_BASE_URL OPENAI_API_KEY
+  kill "$server"; wait "$server" || true
+  return "$rc"
+}
+MODEL_ARGS=(--n "$N" --llm-backend openai --answer-check 0 --no-cache)
+if has harvest; then
+  mkdir -p "$MODEL_DIR"; rm -f "$MODEL_DIR/unanswered.jsonl"
+  replay -- gen "$NAME" "$MODEL_DIR/harvest.json" model-harvest "${MODEL_ARGS[@]}" --llm-model harvest
+  mv "$MODEL_DIR/unanswered.jsonl" "$MODEL_DIR/requests.jsonl"
+  python bench/llm_replay.py jobs --requests "$MODEL_DIR/requests.jsonl" --out "$MODEL_DIR/jobs.jsonl" \
+    --per-type "${MODEL_PER_TYPE:-1500}"
+  gzip -f "$MODEL_DIR/jobs.jsonl"
+fi
+if has model; then
+  [ -f "$REPLIES" ] || { echo "error: $REPLIES: file not found (run the harvest step and bench/gpu_replies.py)" >&2; exit 1; }
+  rm -f "$MODEL_DIR/unanswered.jsonl"
+  replay "$REPLIES" -- gen "$NAME" "$MODEL_DIR/questions.json" model "${MODEL_ARGS[@]}" \
+    --llm-model "$MODEL_LABEL"
+  python bench/llm_replay.py answerable --questions "$MODEL_DIR/questions.json" --table "$REPLIES" \
+    --out "$SUMMARIES/model-answerable.json"
+  RUNS=$MODEL_DIR/runs EVAL_CORPUS=$NAME QUESTIONS=$MODEL_DIR/questions.json SUMMARIES=$SUMMARIES/model
+  mkdir -p "$RUNS" "$SUMMARIES"; eight
+fi
+SUMMARIES=bench/results/generate-$NAME
 if has report; then
   python bench/generate_report.py --name "$NAME" --flat "$FLAT" --out "$OUT" --dev "$DEV" \
     --command "bash $0 $NAME" ${NOTES:+--notes "$NOTES"} --json "bench/results/generate-$NAME.json" > "bench/results/generate-$NAME.md"

@@ -300,6 +300,33 @@ ANSWER_SYSTEM = ("Answer the question from the evidence alone, with a short answ
                  'Reply with JSON only: {"answer": "..."}.')
 
 
+def _messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# Each model step's messages, built in one place so that batch runs elsewhere (bench/llm_replay.py
+# prepares a GPU's jobs with them) ask exactly what ModelWriter asks.
+def write_messages(task_text: str, evidence_lines: str) -> list[dict[str, str]]:
+    return _messages(WRITE_SYSTEM, f"{task_text}\nFacts:\n{evidence_lines}")
+
+
+def compose_messages(numbered_claims: str) -> list[dict[str, str]]:
+    return _messages(COMPOSE_SYSTEM, f"Claims:\n{numbered_claims}")
+
+
+def question_messages(composed: str) -> list[dict[str, str]]:
+    return _messages(QUESTION_SYSTEM, f"Multi-hop claim: {composed}")
+
+
+def decompose_messages(composed: str) -> list[dict[str, str]]:
+    return _messages(DECOMPOSE_SYSTEM, f"Claim: {composed}")
+
+
+def answer_messages(query: str, facts: list[str]) -> list[dict[str, str]]:
+    evidence = "\n".join(f"{i}. {f}" for i, f in enumerate(facts, start=1)) or "(none)"
+    return _messages(ANSWER_SYSTEM, f"Question: {query}\nEvidence:\n{evidence}")
+
+
 def _evidence_lines(pool: ClaimPool, candidate: Candidate, facts: list[str]) -> str:
     lines = []
     for i, (c, fact) in enumerate(zip(candidate.claims, facts), start=1):
@@ -317,25 +344,22 @@ class ModelWriter:
         self.llm = llm
         self.label = llm.label
 
-    def _json(self, system: str, user: str, schema):
-        return self.llm.json([{"role": "system", "content": system}, {"role": "user", "content": user}], schema)
-
     def write(self, candidate: Candidate, pool: ClaimPool) -> Written:
         if candidate.construction == MHTS:
             return self._tree(candidate, pool)
         facts = _claim_facts(candidate, pool)
         shown = [f for _, f in facts] or [pool.claims[c].text for c in candidate.claims]
-        user = f"{task(candidate, pool)}\nFacts:\n{_evidence_lines(pool, candidate, shown)}"
-        query = " ".join(self._json(WRITE_SYSTEM, user, QuestionReply).question.split())
+        query = " ".join(self.llm.json(write_messages(task(candidate, pool), _evidence_lines(pool, candidate, shown)),
+                                       QuestionReply).question.split())
         if not query:
             raise Rejected("the model wrote an empty question")
         return Written(query, candidate.answer or "", facts)
 
     def _tree(self, candidate: Candidate, pool: ClaimPool) -> Written:
         claims = "\n".join(f"{i}. {pool.claims[c].text}" for i, c in enumerate(candidate.claims, start=1))
-        composed = " ".join(self._json(COMPOSE_SYSTEM, f"Claims:\n{claims}", ComposedReply).claim.split())
-        qa = self._json(QUESTION_SYSTEM, f"Multi-hop claim: {composed}", QuestionAnswerReply)
-        pieces = [p for p in self._json(DECOMPOSE_SYSTEM, f"Claim: {composed}", PiecesReply).pieces if p.strip()]
+        composed = " ".join(self.llm.json(compose_messages(claims), ComposedReply).claim.split())
+        qa = self.llm.json(question_messages(composed), QuestionAnswerReply)
+        pieces = [p for p in self.llm.json(decompose_messages(composed), PiecesReply).pieces if p.strip()]
         chunks = list(dict.fromkeys(pool.claims[c].chunk_id for c in candidate.claims))
         facts: list[tuple[str, str]] = []
         for piece in pieces:
@@ -349,9 +373,8 @@ class ModelWriter:
 
     def answer_from_evidence(self, query: str, facts: list[str]) -> str:
         """The model's answer to `query` from the facts alone (the answerability check)."""
-        evidence = "\n".join(f"{i}. {f}" for i, f in enumerate(facts, start=1)) or "(none)"
         try:
-            return self._json(ANSWER_SYSTEM, f"Question: {query}\nEvidence:\n{evidence}", AnswerReply).answer
+            return self.llm.json(answer_messages(query, facts), AnswerReply).answer
         except LLMOutputError:
             return ""
 

@@ -58,7 +58,8 @@ def load_table(paths: list[Path]) -> dict[str, str]:
     return table
 
 
-def serve(table: dict[str, str], record: Path | None, port: int, port_file: Path | None) -> None:
+def make_server(table: dict[str, str], record: Path | None, port: int = 0) -> tuple[ThreadingHTTPServer, Counter]:
+    """The endpoint on loopback (not yet serving) and its request counts."""
     lock = threading.Lock()
     seen: set[str] = set()
     counts = Counter()
@@ -92,6 +93,12 @@ def serve(table: dict[str, str], record: Path | None, port: int, port_file: Path
             self.wfile.write(data)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    httpd.daemon_threads = True
+    return httpd, counts
+
+
+def serve(table: dict[str, str], record: Path | None, port: int, port_file: Path | None) -> None:
+    httpd, counts = make_server(table, record, port)
     url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     if port_file:
         port_file.write_text(url + "\n")

@@ -712,7 +712,8 @@ def test_the_partial_file_resumes_only_its_own_request(tmp_path: Path) -> None:
 
 class CarelessModel:
     """Writes questions that break their form: inference questions that say where the answer is, and
-    comparison questions that either are no yes/no question or name a report's entity."""
+    comparison questions that either are no yes/no question, or name a report's entity, or answer themselves
+    after the question mark."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -731,6 +732,8 @@ class CarelessModel:
         fact = re.sub(r"^\d+\. (\([^)]*\) )?", "", facts_text.splitlines()[0])
         if task.startswith("Write a question whose answer is"):
             question = f"Which one is meant, given that {self._without_names(fact)} The answer is in the first report."
+        elif self.calls % 3 == 0:
+            question = f"Do these reports concern the same entity as this one: {fact}? No, they do not."
         elif self.calls % 2:
             question = f"Which is it, given that {fact}?"
         else:
@@ -749,6 +752,7 @@ def test_questions_that_break_their_form_are_rejected(sample_claims, offline, tm
     rejected = summary["checks"]["rejected"]
     assert rejected.get("the question states its answer", 0) >= 1
     assert rejected.get("a yes/no answer to a question that is not a yes/no question", 0) >= 1
+    assert rejected.get("the question goes on after its question mark", 0) >= 1
     assert not [q for q in questions if q["question_type"] == "inference_query"]   # each one stated its answer
     for q in questions:     # a comparison kept is a yes/no question naming none of its reports' targets
         assert q["query"].startswith("Do ")

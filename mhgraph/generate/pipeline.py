@@ -45,6 +45,8 @@ from mhgraph.llm.base import LLMError, LLMOutputError
 FORMAT_VERSION = 1
 YES_NO = {"Yes", "No"}
 ANSWER_GIVEN = re.compile(r"\bthe answer is\b", re.IGNORECASE)
+# text after the question mark: a model answering its own question, or a second sentence
+GOES_ON = re.compile(r"\?\s*\S")
 YES_NO_QUESTION = re.compile(r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE)
 # common words that say nothing of a fact (a question sharing only these with a fact does not use it)
 COMMON = frozenset(["that", "this", "these", "those", "with", "from", "have", "were", "they", "their", "them", "about", "which", "would", "said", "says", "will", "been", "also", "more", "than", "into", "after", "before", "over", "what", "when", "where", "while", "there", "here", "such", "some", "other", "being", "does", "only", "just", "very", "most", "much", "many", "article", "report", "reports", "reported", "according"])
@@ -231,6 +233,9 @@ class Generator:
             raise Rejected("the question contains its answer")
         if ANSWER_GIVEN.search(written.query):
             raise Rejected("the question states its answer")
+        # (a template's form is fixed, and a fact it quotes may hold a question mark)
+        if self.writer.label != OFFLINE_LABEL and GOES_ON.search(written.query):
+            raise Rejected("the question goes on after its question mark")
         if candidate.question_type == COMPARISON and any(
                 normalise(name) in normalise(written.query) for name in self._targets(candidate)):
             raise Rejected("the comparison names the entity it asks about")

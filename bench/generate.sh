@@ -18,7 +18,7 @@
 #   harvest   the model-written set, part 1 (bench/llm_replay.py): the same generate command as `model`
 #             against a recording endpoint, which answers nothing usable, so every candidate's first
 #             model request is recorded; then the jobs a GPU answers (MODEL_PER_TYPE per question type,
-#             default 1500) in $OUT/NAME/model/jobs.jsonl.gz. Answer them with bench/gpu_replies.py
+#             default 1200) in $OUT/NAME/model/jobs.jsonl.gz. Answer them with bench/gpu_replies.py
 #             (see docs/benchmarks.md) into REPLIES (default $OUT/NAME/model/replies.jsonl.gz).
 #   model     part 2: the same command against an endpoint replaying REPLIES: N questions written by
 #             MODEL_LABEL, the answerability of every kept question, then the eight methods on them.
@@ -144,31 +144,33 @@ if has local; then   # the local model's seconds per question (a stratified slic
 fi
 MODEL_DIR=$OUT/$NAME/model
 REPLIES=${REPLIES:-$MODEL_DIR/replies.jsonl.gz}
-MODEL_LABEL=${MODEL_LABEL:-qwen2.5-coder-1.5b-instruct-q4_k_m}
+MODEL_LABEL=${MODEL_LABEL:-qwen2.5-coder-1.5b-instruct-q4_k_m@transformers-bf16-gpu-replay}
 # replay TABLE... -- CMD...: CMD with OPENAI_BASE_URL at bench/llm_replay.py serving TABLEs (recording the rest)
 replay() {
   local tables=() url
   while [ "$1" != -- ]; do tables+=(--table "$1"); shift; done; shift
   rm -f "$MODEL_DIR/url"
   python bench/llm_replay.py serve "${tables[@]}" --record "$MODEL_DIR/unanswered.jsonl" \
-    --port-file "$MODEL_DIR/url" > "$MODEL_DIR/server.log" 2>&1 &
+    --port-file "$MODEL_DIR/url" > "$MODEL_DIR/server-$4.log" 2>&1 &
   local server=$!
-  while [ ! -s "$MODEL_DIR/url" ]; do kill -0 "$server" 2>/dev/null || { cat "$MODEL_DIR/server.log"; return 1; }; sleep 0.2; done
+  trap 'kill "$server" 2>/dev/null' EXIT
+  while [ ! -s "$MODEL_DIR/url" ]; do kill -0 "$server" 2>/dev/null || { cat "$MODEL_DIR/server-$4.log"; return 1; }; sleep 0.2; done
   url=$(cat "$MODEL_DIR/url")
   local rc=0
   export OPENAI_BASE_URL=$url OPENAI_API_KEY=replay
   "$@" || rc=$?
   unset OPENAI_BASE_URL OPENAI_API_KEY
-  kill "$server"; wait "$server" || true
+  kill "$server" 2>/dev/null || true; wait "$server" || true
+  trap - EXIT
   return "$rc"
 }
 MODEL_ARGS=(--n "$N" --llm-backend openai --answer-check 0 --no-cache)
-if has harvest; then
+if has harvest && ! { [ "${RESUME:-0}" = 1 ] && [ -s "$MODEL_DIR/jobs.jsonl.gz" ]; }; then
   mkdir -p "$MODEL_DIR"; rm -f "$MODEL_DIR/unanswered.jsonl"
   replay -- gen "$NAME" "$MODEL_DIR/harvest.json" model-harvest "${MODEL_ARGS[@]}" --llm-model harvest
   mv "$MODEL_DIR/unanswered.jsonl" "$MODEL_DIR/requests.jsonl"
   python bench/llm_replay.py jobs --requests "$MODEL_DIR/requests.jsonl" --out "$MODEL_DIR/jobs.jsonl" \
-    --per-type "${MODEL_PER_TYPE:-1500}"
+    --per-type "${MODEL_PER_TYPE:-1200}"
   gzip -f "$MODEL_DIR/jobs.jsonl"
 fi
 if has model; then

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import time
 from collections.abc import Callable
@@ -34,16 +35,30 @@ def chatml(messages: list[dict[str, str]]) -> str:
     return text + "<|im_start|>assistant\n"
 
 
+def _load_repairs():
+    """mhgraph.llm.jsonrepair by its path: the generator's own repairs, without importing mhgraph (and
+    pydantic) on a bare GPU machine."""
+    path = Path(__file__).resolve().parents[1] / "mhgraph" / "llm" / "jsonrepair.py"
+    spec = importlib.util.spec_from_file_location("jsonrepair", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.candidates
+
+
+candidates = _load_repairs()
+
+
 def read_value(reply: str, field: str) -> str | None:
-    text = reply.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    end = text.rfind("}")
-    try:
-        value = json.loads(text[:end + 1] if end >= 0 else text)[field]
-    except (ValueError, KeyError, TypeError):
-        return None
-    return " ".join(value.split()) if isinstance(value, str) and value.strip() else None
+    """`field` of the reply as the generator reads it (the first repair that parses and holds the
+    field as a string), whitespace collapsed; None when it has none."""
+    for text in candidates(reply):
+        try:
+            value = json.loads(text)[field]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(value, str):
+            return " ".join(value.split()) or None
+    return None
 
 
 def fill(job: dict[str, Any], value: str) -> dict[str, Any]:
@@ -70,6 +85,7 @@ class Generator:
         self.device = device
         self.load_seconds = time.perf_counter() - t
         self.batch, self.max_new_tokens = batch, max_new_tokens
+        self.cut = 0
         # Qwen's chat turns end at <|im_end|>; the GGUF's eos may be <|endoftext|>
         self.stop = [i for i in {self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")}
                      if isinstance(i, int) and i >= 0]
@@ -83,7 +99,9 @@ class Generator:
 
     def run(self, jobs: list[dict[str, Any]], deadline: float) -> list[str | None]:
         """Replies in the jobs' order; None for the jobs no batch reached before `deadline`
-        (time.monotonic()). A job's `priority` (lower first) orders the batches, then its length."""
+        (time.monotonic()) and for replies cut at max_new_tokens (counted in self.cut: the generator
+        would read a cut reply as damaged JSON, or repair it into something the model did not
+        finish). A job's `priority` (lower first) orders the batches, then its length."""
         torch = self.torch
         prompts = [self.prompt(j) for j in jobs]
         order = sorted(range(len(jobs)), key=lambda i: (jobs[i].get("priority", 0), len(prompts[i])))
@@ -98,6 +116,9 @@ class Generator:
                                           eos_token_id=self.stop, pad_token_id=self.tok.pad_token_id)
             new = out[:, enc["input_ids"].shape[1]:]
             for i, ids in zip(rows, new):
+                if not any(int(t) in self.stop for t in ids):
+                    self.cut += 1       # stopped by max_new_tokens: left out, as no reply
+                    continue
                 replies[i] = jobs[i].get("prefill", "") + self.tok.decode(ids, skip_special_tokens=True)
         return replies
 
@@ -134,7 +155,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--max-new-tokens", type=int, default=160)
+    ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tokenizer", type=Path, help="a saved tokenizer folder (else the GGUF's)")
     ap.add_argument("--seconds", type=float, default=0, help="start no batch after this many seconds (0: no limit)")
@@ -150,7 +171,7 @@ def main() -> None:
     print(f"model loaded in {gen.load_seconds:.1f} s; {len(jobs)} jobs", flush=True)
     with (gzip.open if args.out.suffix == ".gz" else open)(args.out, "wt") as out:
         answered = answer_jobs(jobs, gen.run, deadline, out)
-    print(f"{answered} requests answered", flush=True)
+    print(f"{answered} requests answered; {gen.cut} replies cut at {args.max_new_tokens} tokens left out", flush=True)
 
 
 if __name__ == "__main__":

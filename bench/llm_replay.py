@@ -127,7 +127,7 @@ def write_kind(user: str) -> str:
 
 def evidence_facts(user: str) -> list[str]:
     """The facts a write request shows (writers._evidence_lines: 'N. (source, date) fact')."""
-    lines = user.split("\nFacts:\n", 1)[1].splitlines()
+    lines = user.split("\nFacts:\n", 1)[1].split("\n")
     return [re.sub(r"^\d+\. (\([^()]*\) )?", "", line) for line in lines]
 
 
@@ -148,7 +148,9 @@ def build_jobs(requests: list[dict[str, Any]], per_type: int) -> tuple[list[dict
             if per_type and counts[kind] >= per_type:
                 continue
             counts[kind] += 1
-            follow = {"messages": answer_messages(PLACEHOLDER, evidence_facts(user)), "prefill": '{"answer": "',
+            # a null question has no evidence: the check answers it from none (app.generation.answerability)
+            facts = [] if kind == "null" else evidence_facts(user)
+            follow = {"messages": answer_messages(PLACEHOLDER, facts), "prefill": '{"answer": "',
                       "field": "question", "priority": 1}   # after the MHTS steps, should time run short
             jobs.append({"messages": req["messages"], "prefill": '{"question": "', "then": [follow]})
         elif system == COMPOSE_SYSTEM:
@@ -163,22 +165,24 @@ def build_jobs(requests: list[dict[str, Any]], per_type: int) -> tuple[list[dict
 
 def answerable(questions: list[dict[str, Any]], table: dict[str, str]) -> dict[str, Any]:
     """Each kept question answered by the model from its own facts (the device answered every
-    written question's check): the share right under the official rule, by type."""
+    written question's check; an MHTS question's facts are mapped pieces it could not know): the
+    share right under the official rule, by construction and type."""
     from mhgraph.answer.reader import is_abstention
     from mhgraph.eval.answers import official_correct
     from mhgraph.generate.candidate import NULL, NULL_ANSWER
-    from mhgraph.generate.writers import answer_messages
+    from mhgraph.generate.writers import AnswerReply, answer_messages
+    from mhgraph.llm import jsonout
 
     rows: dict[str, Counter] = {}
     for q in questions:
         reply = table.get(key(answer_messages(q["query"], [e["fact"] for e in q["evidence_list"]])))
-        c = rows.setdefault(q["question_type"], Counter())
+        c = rows.setdefault(f"{q.get('construction', '?')} {q['question_type']}", Counter())
         if reply is None:
             c["not_asked"] += 1
             continue
-        try:
-            answer = json.loads(reply[:reply.rfind("}") + 1])["answer"]
-        except (ValueError, KeyError, TypeError):
+        try:    # read as ModelWriter.answer_from_evidence reads it
+            answer = jsonout.parse(reply, AnswerReply).answer
+        except ValueError:
             answer = ""
         ok = is_abstention(answer) if q["answer"] == NULL_ANSWER or q["question_type"] == NULL \
             else official_correct(answer, q["answer"])

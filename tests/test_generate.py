@@ -784,3 +784,15 @@ def test_a_flat_corpus_without_metadata_skips_temporal_with_a_note(sample_claims
         for e in q["evidence_list"]:
             assert e["title"] in BY_TITLE and e["fact"] in BY_TITLE[e["title"]]["body"]
             assert e["source"] == e["published_at"] == e["url"] == ""
+
+
+def test_a_names_kind_depends_on_its_own_context_not_on_earlier_calls() -> None:
+    """A candidate's kind (and so its question's wording) is the same whatever was asked before it: a run that
+    stops one type early words the next type's questions as a run that went on would."""
+    from mhgraph.generate.kinds import EntityKinds
+
+    first, second = EntityKinds(), EntityKinds()
+    context = "Shares of Apple fell after Apple said its iPhone sales slowed."
+    alone = first("Apple", context)
+    second("Apple", "Apple")                     # another context first: no answer is carried over
+    assert second("Apple", context) == alone

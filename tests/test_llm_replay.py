@@ -53,6 +53,8 @@ def test_per_type_keeps_the_first_requests_of_each_type() -> None:
                                                 "that does not exist; the question must name Zorblax.", EVIDENCE)})
     jobs, counts = llm_replay.build_jobs(requests, 2)
     assert counts == {"inference": 2, "null": 1} and len(jobs) == 3
+    # a null question's check is asked from no evidence, as app.generation.answerability asks it
+    assert gpu_replies.fill(jobs[2]["then"][0], "Q?")["messages"] == answer_messages("Q?", [])
 
 
 def test_answer_jobs_follows_replies_and_stops_at_the_deadline() -> None:
@@ -76,11 +78,12 @@ def test_answer_jobs_follows_replies_and_stops_at_the_deadline() -> None:
     assert out.getvalue() == ""
 
 
-def test_read_value_takes_fenced_or_trailing_json_and_collapses_whitespace() -> None:
+def test_read_value_repairs_as_the_generator_does_and_collapses_whitespace() -> None:
     assert gpu_replies.read_value('```json\n{"claim": "a\\n  b"}\n```', "claim") == "a b"
     assert gpu_replies.read_value('{"claim": "a"} and more', "claim") == "a"
     assert gpu_replies.read_value('{"claim": "  "}', "claim") is None
     assert gpu_replies.read_value("not json", "claim") is None
+    assert gpu_replies.read_value('{"claim": "cut short', "claim") == "cut short"    # closed as the generator closes it
 
 
 @pytest.fixture

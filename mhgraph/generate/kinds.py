@@ -14,7 +14,7 @@ DEFAULT_KIND = "entity"
 class EntityKinds:
     def __init__(self, nlp=None) -> None:
         self._nlp = nlp
-        self._seen: dict[str, str] = {}
+        self._seen: dict[tuple[str, str | None], str] = {}
 
     @property
     def nlp(self):
@@ -24,13 +24,16 @@ class EntityKinds:
 
     def __call__(self, name: str, context: str | None = None) -> str:
         """The kind of `name`, read where it is used (`context`, a sentence naming it: the name alone
-        is often misread) when given; the first answer for a name is kept."""
-        if name not in self._seen:
+        is often misread) when given. Kept per name and context, so that a candidate's kind depends
+        on its own claim only, not on which candidates were looked at before it (a run asking
+        fewer questions of one type would otherwise word the next type's questions differently)."""
+        key = (name, context)
+        if key not in self._seen:
             label = None
             for text in ([context] if context else []) + [name]:
                 ents = [e for e in self.nlp(text).ents if e.text.strip() == name.strip()]
                 if ents:
                     label = ents[0].label_
                     break
-            self._seen[name] = KINDS.get(label or "", DEFAULT_KIND)
-        return self._seen[name]
+            self._seen[key] = KINDS.get(label or "", DEFAULT_KIND)
+        return self._seen[key]

@@ -42,7 +42,7 @@ from mhgraph.generate.request import GenerateRequest, quotas
 from mhgraph.generate.writers import OFFLINE_LABEL, QuestionWriter, Rejected
 from mhgraph.llm.base import LLMError, LLMOutputError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # of the resume file: 2 since kinds are read per context and a question may not go on after "?"
 YES_NO = {"Yes", "No"}
 ANSWER_GIVEN = re.compile(r"\bthe answer is\b", re.IGNORECASE)
 # text after the question mark: a model answering its own question, or a second sentence

@@ -117,7 +117,7 @@ class LLM:
 
     def json(self, messages: Sequence[LLMMessage], schema: type[Model], **params: Any) -> Model:
         """The reply as an instance of `schema`. A reply that is not valid JSON for it is repaired
-        (jsonout.candidates); failing that, the model is shown its reply and the problem and asked
+        (jsonrepair.candidates); failing that, the model is shown its reply and the problem and asked
         again, up to json_attempts in all; then LLMOutputError, counted as a failure."""
         conversation = list(messages)
         format_ = jsonout.response_format(schema)

@@ -178,7 +178,9 @@ if has model; then
   rm -f "$MODEL_DIR/unanswered.jsonl"
   replay "$REPLIES" -- gen "$NAME" "$MODEL_DIR/questions.json" model "${MODEL_ARGS[@]}" \
     --llm-model "$MODEL_LABEL"
-  python bench/llm_replay.py answerable --questions "$MODEL_DIR/questions.json" --table "$REPLIES" \
+  # the checks may come from more replies (CHECK_REPLIES: another device run of the same model)
+  checks=(--table "$REPLIES"); for t in ${CHECK_REPLIES:-}; do checks+=(--table "$t"); done
+  python bench/llm_replay.py answerable --questions "$MODEL_DIR/questions.json" "${checks[@]}" \
     --out "$SUMMARIES/model-answerable.json"
   RUNS=$MODEL_DIR/runs EVAL_CORPUS=$NAME QUESTIONS=$MODEL_DIR/questions.json SUMMARIES=$SUMMARIES/model
   mkdir -p "$RUNS" "$SUMMARIES"; eight

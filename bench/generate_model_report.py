@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
              (f"- generated: {kept} questions from corpus `{name}`'s claim layer, written by **{device['model']}** "
              f"({device['runtime']}), seed 0 ({questions}, not committed)"),
              f"- real: {DEV_LABEL}; figures as recorded in bench/results/generate-{name}.json (official rule)",
-             f"- {describe(machine())} (generation, replay and eval); the model ran on {device['device']}",
+             (f"- date (UTC): {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%MZ}; {describe(machine())} (generation, "
+             f"replay and eval); the model ran on {device['device']}"),
              f"- command: `{args.command}` (device step: `{device['command']}`)",
              "- methods: treehop with the packaged model (trained on the development split's questions, never on "
              "these); ircot, decompose and claims as their offline strategies; metarag with the rules filter. The "

@@ -21,7 +21,8 @@
 #             default 1200) in $OUT/NAME/model/jobs.jsonl.gz. Answer them with bench/gpu_replies.py
 #             (see docs/benchmarks.md) into REPLIES (default $OUT/NAME/model/replies.jsonl.gz).
 #   model     part 2: the same command against an endpoint replaying REPLIES: N questions written by
-#             MODEL_LABEL, the answerability of every kept question, then the eight methods on them.
+#             MODEL_LABEL, the answerability of each kept question whose check was answered, then the eight
+#             methods on them.
 # Then bench/generate_report.py writes bench/results/generate-NAME.md and .json; each run's summary
 # is copied to bench/results/generate-NAME/ (the generated question files are not: regenerate them,
 # same corpus + seed + settings = same file).
@@ -153,7 +154,7 @@ replay() {
   python bench/llm_replay.py serve "${tables[@]}" --record "$MODEL_DIR/unanswered.jsonl" \
     --port-file "$MODEL_DIR/url" > "$MODEL_DIR/server-$4.log" 2>&1 &
   local server=$!
-  trap 'kill "$server" 2>/dev/null' EXIT
+  trap "kill $server 2>/dev/null" EXIT
   while [ ! -s "$MODEL_DIR/url" ]; do kill -0 "$server" 2>/dev/null || { cat "$MODEL_DIR/server-$4.log"; return 1; }; sleep 0.2; done
   url=$(cat "$MODEL_DIR/url")
   local rc=0

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
               f"answer: {checks.get('questions_containing_answer')}; near-duplicates removed: "
               f"{checks.get('near_duplicates_removed')}"),
               "- notes: " + "; ".join(summary.get("notes") or ["none"]),
-              f"- answerability (every kept question answered by the same model from its own facts, official rule): "
+              f"- answerability (each kept question whose check was answered, by the same model from its own facts, official rule): "
               f"{answerable['right']} of {answerable['asked']} right ({f(answerable['share'])}); by type "
               + ", ".join(f"{t} {c.get('right', 0)}/{c.get('asked', 0)}" for t, c in answerable["by_type"].items())
               + (f"; {answerable['not_asked']} not asked: "

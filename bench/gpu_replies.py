@@ -115,9 +115,11 @@ class Generator:
                 out = self.model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens,
                                           eos_token_id=self.stop, pad_token_id=self.tok.pad_token_id)
             new = out[:, enc["input_ids"].shape[1]:]
-            for i, ids in zip(rows, new):
-                if not any(int(t) in self.stop for t in ids):
-                    self.cut += 1       # stopped by max_new_tokens: left out, as no reply
+            # a row that stopped holds its stop token (then pads); one stopped by max_new_tokens holds none
+            stopped = torch.isin(new, torch.tensor(self.stop, device=new.device)).any(dim=1).tolist()
+            for i, ids, done in zip(rows, new, stopped):
+                if not done:
+                    self.cut += 1       # left out, as no reply
                     continue
                 replies[i] = jobs[i].get("prefill", "") + self.tok.decode(ids, skip_special_tokens=True)
         return replies

@@ -54,7 +54,7 @@ def load_table(paths: list[Path]) -> dict[str, str]:
         for line in text.splitlines():
             if line.strip():
                 row = json.loads(line)
-                table[key(row["messages"])] = row["reply"]
+                table.setdefault(key(row["messages"]), row["reply"])   # the first table to answer a request wins
     return table
 
 

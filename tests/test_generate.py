@@ -789,10 +789,16 @@ def test_a_flat_corpus_without_metadata_skips_temporal_with_a_note(sample_claims
 def test_a_names_kind_depends_on_its_own_context_not_on_earlier_calls() -> None:
     """A candidate's kind (and so its question's wording) is the same whatever was asked before it: a run that
     stops one type early words the next type's questions as a run that went on would."""
+    from types import SimpleNamespace
+
     from mhgraph.generate.kinds import EntityKinds
 
-    first, second = EntityKinds(), EntityKinds()
-    context = "Shares of Apple fell after Apple said its iPhone sales slowed."
-    alone = first("Apple", context)
-    second("Apple", "Apple")                     # another context first: no answer is carried over
-    assert second("Apple", context) == alone
+    def nlp(text: str):   # a recogniser whose label depends on the sentence, as spaCy's does
+        label = "ORG" if "shares" in text else "PERSON"
+        return SimpleNamespace(ents=[SimpleNamespace(text="Jordan", label_=label)])
+
+    first, second = EntityKinds(nlp), EntityKinds(nlp)
+    context = "Jordan's shares fell after the company said its sales slowed."
+    assert first("Jordan", context) == "organisation"
+    assert second("Jordan", "Jordan scored twice.") == "person"     # another context first
+    assert second("Jordan", context) == "organisation"             # no answer is carried over

@@ -103,6 +103,7 @@ def serve(table: dict[str, str], record: Path | None, port: int, port_file: Path
     if port_file:
         port_file.write_text(url + "\n")
     print(f"serving {len(table)} replies at {url}", flush=True)
+
     def stop(*_: Any) -> None:
         raise SystemExit(0)
 
@@ -167,9 +168,7 @@ def answerable(questions: list[dict[str, Any]], table: dict[str, str]) -> dict[s
     """Each kept question answered by the model from its own facts (the device answered every
     written question's check; an MHTS question's facts are mapped pieces it could not know): the
     share right under the official rule, by construction and type."""
-    from mhgraph.answer.reader import is_abstention
-    from mhgraph.eval.answers import official_correct
-    from mhgraph.generate.candidate import NULL, NULL_ANSWER
+    from mhgraph.app.generation import answered_right
     from mhgraph.generate.writers import AnswerReply, answer_messages
     from mhgraph.llm import jsonout
 
@@ -184,10 +183,8 @@ def answerable(questions: list[dict[str, Any]], table: dict[str, str]) -> dict[s
             answer = jsonout.parse(reply, AnswerReply).answer
         except ValueError:
             answer = ""
-        ok = is_abstention(answer) if q["answer"] == NULL_ANSWER or q["question_type"] == NULL \
-            else official_correct(answer, q["answer"])
         c["asked"] += 1
-        c["right"] += bool(ok)
+        c["right"] += answered_right(answer, q)
     total = sum((c for c in rows.values()), Counter())
     return {"by_type": {t: dict(c) for t, c in sorted(rows.items())}, "asked": total["asked"],
             "right": total["right"], "share": round(total["right"] / total["asked"], 4) if total["asked"] else None,

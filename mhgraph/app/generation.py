@@ -140,6 +140,13 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
     return GeneratedFile(out, summary_path(out), summary)
 
 
+def answered_right(reply: str, record: dict[str, Any]) -> bool:
+    """The answerability check's verdict on one question: the official rule, abstention for null questions."""
+    if record["answer"] == NULL_ANSWER or record["question_type"] == NULL:
+        return bool(is_abstention(reply))
+    return bool(official_correct(reply, record["answer"]))
+
+
 def answerability(writer: ModelWriter, records: list[dict[str, Any]], size: int, seed: int) -> dict[str, Any]:
     """A sample stratified by type, each answered by the model from its own gold evidence; the
     share it answers right (the official rule; abstention for null questions)."""
@@ -154,9 +161,6 @@ def answerability(writer: ModelWriter, records: list[dict[str, Any]], size: int,
         sample.extend(rows[i] for i in sorted(rng.permutation(len(rows))[:per_type]))
     right = 0
     for r in sample:
-        reply = writer.answer_from_evidence(r["query"], [e["fact"] for e in r["evidence_list"]])
-        ok = is_abstention(reply) if r["answer"] == NULL_ANSWER or r["question_type"] == NULL \
-            else official_correct(reply, r["answer"])
-        right += ok
+        right += answered_right(writer.answer_from_evidence(r["query"], [e["fact"] for e in r["evidence_list"]]), r)
     return {"sample": len(sample), "answered_right": right,
             "share": round(right / len(sample), 4) if sample else None, "model": writer.label}

@@ -28,7 +28,8 @@
 # same corpus + seed + settings = same file).
 #   bash bench/generate.sh [NAME] [STEP...]     (steps: generate eval dev kfold flat local harvest model report;
 #                                                default all; RESUME=1 keeps finished runs and files)
-# ONLY="vector bm25" limits the eight methods; OUT (default runs/bench-generate) holds files and runs.
+# ONLY="vector bm25" limits the eight methods; OUT (default runs/bench-generate) holds files and runs;
+# GEN_ARGS (e.g. "--grouping random") is added to every mhgraph generate command.
 # Environment of the recorded run: source /work/gen-env.sh (its own Neo4j server, offline LLM backend).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +53,8 @@ gen() {
   local corpus=$1 file=$2 tag=$3; shift 3
   if [ "${RESUME:-0}" = 1 ] && [ -f "$file" ] && [ -f "$SUMMARIES/$tag-generate.json" ]; then return; fi
   rm -f "$file"
-  local cmd=(mhgraph generate --corpus "$corpus" --out "$file" --seed 0 --no-progress "$@")
+  # shellcheck disable=SC2206
+  local cmd=(mhgraph generate --corpus "$corpus" --out "$file" --seed 0 --no-progress "$@" ${GEN_ARGS:-})
   echo "${cmd[*]}" >&2
   local t0 t1 rc=0
   t0=$(date +%s.%N)

@@ -802,3 +802,60 @@ def test_a_names_kind_depends_on_its_own_context_not_on_earlier_calls() -> None:
     assert first("Jordan", context) == "organisation"
     assert second("Jordan", "Jordan scored twice.") == "person"     # another context first
     assert second("Jordan", context) == "organisation"             # no answer is carried over
+
+
+def test_story_grouping_joins_the_articles_of_one_story_and_random_grouping_any() -> None:
+    """Four articles name one target, two stories apart (chunk embeddings): story grouping pairs an
+    article with the other article of its story, whichever is drawn first; random grouping pairs any two."""
+    from mhgraph.generate.groups import BridgeGroups
+
+    texts = {"c1": "Veltrix Robotics recalled 62,000 Atlas Home robots on Tuesday.",
+             "c2": "Veltrix Robotics opened a research campus in Lisbon last spring.",
+             "c3": "Veltrix Robotics said the recall of its Atlas Home robots would cost millions.",
+             "c4": "Veltrix Robotics hired forty engineers for its new Lisbon campus."}
+    documents = {c: "d" + c[1:] for c in texts}
+    # unit rows: story A (the recall) is c1 and c3, story B (the campus) c2 and c4
+    vectors = np.asarray([[1, 0], [0, 1], [0.96, 0.28], [0.28, 0.96]], dtype=np.float32)
+    claims = {"k" + c[1:]: ClaimRecord("k" + c[1:], text, c, documents[c], "veltrix", "Veltrix Robotics", None, None)
+              for c, text in texts.items()}
+    pool = ClaimPool("c", {}, list(texts), texts, documents, vectors, claims, by_target={"veltrix": sorted(claims)})
+
+    def kinds(name: str, context: str | None = None) -> str:
+        return "organisation"
+
+    def first_pair(seed: int, grouping: str) -> tuple[str, ...]:
+        return next(BridgeGroups(pool, kinds, seed, (2, 2), grouping=grouping, coherence=0.5).inference()).claims
+
+    stories = {("k1", "k3"), ("k2", "k4")}
+    story = {first_pair(seed, "story") for seed in range(12)}
+    assert story == stories                                  # both stories drawn, never a pair across them
+    assert {first_pair(seed, "random") for seed in range(12)} - stories   # random grouping crosses stories
+
+
+def test_story_grouping_makes_no_group_of_articles_that_share_only_a_name() -> None:
+    """Two articles name Veltrix but tell unrelated stories (orthogonal chunks); two others name Corvane and tell
+    one. Under the story floor (the 0.9 quantile of the corpus's random chunk pairs) only Corvane makes a group;
+    with no floor Veltrix does too."""
+    from mhgraph.generate.groups import BridgeGroups
+
+    texts = {"c1": "Veltrix Robotics recalled 62,000 Atlas Home robots on Tuesday.",
+             "c2": "Veltrix Robotics sponsored a marathon in Lisbon last spring.",
+             "c3": "Corvane Cells shipped a defective batch of batteries to carmakers.",
+             "c4": "Corvane Cells said the defective battery batch would cost it millions."}
+    documents = {c: "d" + c[1:] for c in texts}
+    vectors = np.asarray([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]], dtype=np.float32)
+    targets = {"c1": "veltrix", "c2": "veltrix", "c3": "corvane", "c4": "corvane"}
+    names = {"veltrix": "Veltrix Robotics", "corvane": "Corvane Cells"}
+    claims = {"k" + c[1:]: ClaimRecord("k" + c[1:], text, c, documents[c], targets[c], names[targets[c]], None, None)
+              for c, text in texts.items()}
+    by_target = {"veltrix": ["k1", "k2"], "corvane": ["k3", "k4"]}
+    pool = ClaimPool("c", {}, list(texts), texts, documents, vectors, claims, by_target=by_target)
+
+    def kinds(name: str, context: str | None = None) -> str:
+        return "organisation"
+
+    def groups(coherence: float) -> set[tuple[str, ...]]:
+        return {c.claims for c in BridgeGroups(pool, kinds, 0, (2, 2), coherence=coherence).inference()}
+
+    assert groups(0.9) == {("k3", "k4")}
+    assert groups(0.0) == {("k1", "k2"), ("k3", "k4")}

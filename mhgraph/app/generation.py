@@ -90,7 +90,8 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
         llm = load_llm(settings, cache=cache)
         writer = make_writer(llm)
         kinds = EntityKinds()
-        groups = BridgeGroups(pool, kinds, request.seed, request.hops)
+        groups = BridgeGroups(pool, kinds, request.seed, request.hops, grouping=request.grouping,
+                              coherence=request.coherence)
         trees: list[ClaimTrees] = []
 
         def mhts(question_type: str):

@@ -11,7 +11,7 @@ from mhgraph.app.generation import generate_questions
 from mhgraph.cli.root import cli, llm_options, quiet_progress, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.generate.report import summary_lines
-from mhgraph.generate.request import CONSTRUCTIONS, GenerateRequest
+from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, GenerateRequest
 
 
 @cli.command("generate")
@@ -25,6 +25,12 @@ from mhgraph.generate.request import CONSTRUCTIONS, GenerateRequest
               help="multihop-rag: claims joined by a bridge-target or topic; mhts: claim trees from Gaussian-mixture "
                    "clusters (inference questions); both.")
 @click.option("--hops", default="2-4", show_default=True, help="Evidence facts per question, LOW-HIGH.")
+@click.option("--grouping", type=click.Choice(GROUPINGS), default="story", show_default=True,
+              help="MultiHop-RAG construction: story draws a group's other articles closest (by chunk embedding) to a "
+                   "first drawn one; random draws any that share the bridge.")
+@click.option("--coherence", default=0.9, show_default=True, type=float,
+              help="Story grouping: an article joins a group only when its chunk is closer to the group's than this "
+                   "share of random pairs of the corpus's chunks.")
 @click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - s lies in LOW-HIGH.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Same corpus, seed and settings: the same file.")
 @click.option("--duplicate-threshold", default=0.92, show_default=True, type=float,
@@ -38,8 +44,8 @@ from mhgraph.generate.request import CONSTRUCTIONS, GenerateRequest
 @llm_options
 @click.pass_context
 def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: str, construction: str, hops: str,
-             difficulty: str | None, seed: int, duplicate_threshold: float, components: int | None, theta: float,
-             answer_check: int, no_build: bool, no_progress: bool, llm_backend: str | None, llm_model: str | None,
+             grouping: str, coherence: float, difficulty: str | None, seed: int, duplicate_threshold: float,
+             components: int | None, theta: float, answer_check: int, no_build: bool, no_progress: bool, llm_backend: str | None, llm_model: str | None,
              no_cache: bool) -> None:
     """Write multi-hop questions with verbatim evidence from a corpus's claim layer: by templates
     (offline) or by the configured language model; checked, and summarised beside the file. Score
@@ -47,7 +53,8 @@ def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: s
     if no_progress:
         quiet_progress()
     try:
-        request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, difficulty=difficulty,
+        request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, grouping=grouping, coherence=coherence,
+                                  difficulty=difficulty,
                                   seed=seed, duplicate_threshold=duplicate_threshold, components=components,
                                   theta=theta, answer_check=answer_check)
     except ValidationError as exc:

@@ -11,6 +11,13 @@ bridge-topic, 2 to 4 per group, one question per group by type.
   kind spliced from two real names (first word of one, last of another) and checked absent from
   every chunk; the group's claims supply its wording, not evidence.
 
+Which articles of a bridge make a group (`grouping`): "story" draws the first at random and then, one
+at a time, the article whose claim's chunk reads closest to those chosen (the chunks' embeddings), so
+the claims share a story as MultiHop-RAG's do (the reports of one trial, one launch), not only a name
+that hundreds of unrelated reports mention. An article joins only when its chunk is closer to the
+story's than `coherence` (0.9) of random pairs of the corpus's chunks are; a name whose articles reach
+no such story makes no group. "random" draws any articles that share the bridge.
+
 Hop counts are drawn with MultiHop-RAG's published shares (2: 1,079, 3: 778, 4: 398 questions),
 restricted to the requested range and to what a group holds. Everything is drawn from one seeded
 generator over sorted keys, so a seed gives the same candidates.
@@ -18,6 +25,7 @@ generator over sorted keys, so a seed gives the same candidates.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -48,9 +56,9 @@ def draw_hops(rng: np.random.Generator, low: int, high: int) -> int:
 
 class BridgeGroups:
     def __init__(self, pool: ClaimPool, kinds: EntityKinds, seed: int, hops: tuple[int, int] = (2, 4),
-                 max_topic_share: float = 0.02) -> None:
-        self.pool, self.kinds, self.hops = pool, kinds, hops
-        self.seed = seed
+                 max_topic_share: float = 0.02, grouping: str = "story", coherence: float = 0.9) -> None:
+        self.pool, self.kinds, self.hops, self.grouping = pool, kinds, hops, grouping
+        self.seed, self.coherence = seed, coherence
         documents = max(len(pool.documents), 1)
         # a topic that half the corpus shares ("said") joins nothing: keep the specific ones
         self.max_topic_documents = max(10, int(max_topic_share * documents))
@@ -92,8 +100,47 @@ class BridgeGroups:
             docs = {doc: docs[doc] for doc in sorted(days.values())}
         if len(docs) < hops:
             return None
+        if self.grouping == "story":
+            return self._story(docs, rng, hops)
         chosen = sorted(rng.choice(sorted(docs), size=hops, replace=False))
         return [docs[d][0] for d in chosen]
+
+    @functools.cached_property
+    def story_floor(self) -> float:
+        """The cosine an article's chunk must reach with a story's chunks to join it: the `coherence`
+        quantile of the cosines of random pairs of chunks from different articles of this corpus (so
+        the bar is the corpus's own, whatever its embedding model and subject)."""
+        vectors, documents = self.pool.chunk_vectors, [self.pool.chunk_document[c] for c in self.pool.chunk_ids]
+        if len(vectors) < 2:
+            return -1.0
+        rng = np.random.default_rng([self.seed, *b"story-floor"])
+        a, b = rng.integers(len(vectors), size=(2, 20000))
+        other = np.asarray([documents[i] != documents[j] for i, j in zip(a, b)])
+        if not other.any():
+            return -1.0
+        cosines = np.einsum("ij,ij->i", vectors[a[other]], vectors[b[other]])
+        return float(np.quantile(cosines, self.coherence))
+
+    def _story(self, docs: dict[str, list[str]], rng: np.random.Generator, hops: int) -> list[str] | None:
+        """A first article drawn at random, then, one at a time, the article with the claim whose chunk
+        reads closest (mean cosine of the chunks' embeddings) to the claims chosen so far: claims that
+        share their bridge and a story, not just a name that hundreds of unrelated reports mention.
+        None when fewer than `hops` articles reach the story floor: the name joins no story there."""
+        order = sorted(docs)
+        first = order[int(rng.integers(len(order)))]
+        chosen = {first: docs[first][0]}
+        rows = [self.pool.chunk_row[self.pool.claims[chosen[first]].chunk_id]]
+        candidates = [(doc, claim) for doc in order if doc != first for claim in docs[doc]]
+        vectors = self.pool.chunk_vectors[[self.pool.chunk_row[self.pool.claims[c].chunk_id] for _, c in candidates]]
+        while len(chosen) < hops:
+            scores = (vectors @ self.pool.chunk_vectors[rows].T).mean(axis=1)
+            best = next((i for i in np.argsort(-scores, kind="stable") if candidates[i][0] not in chosen), None)
+            if best is None or scores[best] < self.story_floor:
+                return None
+            doc, claim = candidates[best]
+            chosen[doc] = claim
+            rows.append(self.pool.chunk_row[self.pool.claims[claim].chunk_id])
+        return [chosen[d] for d in sorted(chosen)]
 
     def _shuffled(self, keys: list[str], rng: np.random.Generator) -> list[str]:
         return [keys[i] for i in rng.permutation(len(keys))]

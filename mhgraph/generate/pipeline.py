@@ -143,7 +143,7 @@ class Generator:
         self.constructions = constructions
         self.claims_by, self.embedding_model = claims_by, embedding_model
         self.kept_vectors: list[np.ndarray] = []
-        self.chunk_row = {c: i for i, c in enumerate(pool.chunk_ids)}
+        self.chunk_row = pool.chunk_row
         self.document_chunks: dict[str, list[str]] = {}
         for c in pool.chunk_ids:
             self.document_chunks.setdefault(pool.chunk_document[c], []).append(c)

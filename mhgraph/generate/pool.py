@@ -6,6 +6,7 @@ of its chunk that says it, mhgraph/generate/facts.py) is found when first asked 
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -108,6 +109,11 @@ class ClaimPool:
     @property
     def has_dates(self) -> bool:
         return any(d.published_at for d in self.documents.values())
+
+    @functools.cached_property
+    def chunk_row(self) -> dict[str, int]:
+        """A chunk's row in chunk_vectors."""
+        return {c: i for i, c in enumerate(self.chunk_ids)}
 
     def document_of(self, claim_id: str) -> Document:
         return self.documents[self.claims[claim_id].document_id]

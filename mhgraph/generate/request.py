@@ -12,6 +12,7 @@ from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, TEMPORAL, TY
 # MultiHop-RAG's published question counts by type: the default mix
 TYPE_SHARES = {INFERENCE: 816, COMPARISON: 856, TEMPORAL: 583, NULL: 301}
 CONSTRUCTIONS = ("multihop-rag", "mhts", "both")
+GROUPINGS = ("story", "random")
 
 
 class GenerateRequest(BaseModel):
@@ -21,6 +22,11 @@ class GenerateRequest(BaseModel):
     types: tuple[str, ...] = Field(tuple(TYPE_NAMES), description="question types (inference, comparison, temporal, null)")
     construction: Literal["multihop-rag", "mhts", "both"] = "both"
     hops: tuple[int, int] = Field((2, 4), description="evidence facts per question, low-high")
+    grouping: Literal["story", "random"] = Field(
+        "story", description="MultiHop-RAG construction: how a group's articles are drawn among those sharing its "
+                             "bridge (story: the closest to a first drawn one; random: any)")
+    coherence: float = Field(0.9, ge=0, lt=1, description="story grouping: an article joins when its chunk is closer "
+                             "to the story's than this share of random pairs of the corpus's chunks")
     seed: int = 0
     difficulty: tuple[float, float] | None = Field(None, description="keep questions with D in [low, high]")
     duplicate_threshold: float = Field(0.92, gt=0, le=1, description="cosine at which two questions are duplicates")

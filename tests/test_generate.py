@@ -645,6 +645,9 @@ def test_mask_replaces_whole_names_only() -> None:
     ({"duplicate_threshold": 0}, "duplicate_threshold", "greater than 0"),
     ({"duplicate_threshold": 1.5}, "duplicate_threshold", "less than or equal to 1"),
     ({"theta": 0}, "theta", "greater than 0"),
+    ({"coherence": 1}, "coherence", "less than 1"),
+    ({"coherence": -0.5}, "coherence", "greater than or equal to 0"),
+    ({"grouping": "cluster"}, "grouping", "Input should be 'story' or 'random'"),
     ({"seeds": 3}, "seeds", "Extra inputs are not permitted"),
 ])
 def test_request_rejects_bad_values_naming_the_field(values, field, message) -> None:
@@ -859,3 +862,31 @@ def test_story_grouping_makes_no_group_of_articles_that_share_only_a_name() -> N
 
     assert groups(0.9) == {("k3", "k4")}
     assert groups(0.0) == {("k1", "k2"), ("k3", "k4")}
+
+
+def test_story_grouping_dates_a_temporal_group_by_its_story_not_by_the_first_article_of_each_day() -> None:
+    """A temporal group needs articles of different days: story grouping looks at every dated article and keeps
+    the days apart, so an off-story article published the same day as a story's article does not hide it."""
+    from datetime import datetime
+
+    from mhgraph.generate.groups import BridgeGroups
+    from mhgraph.generate.pool import Document
+
+    texts = {"c1": "Veltrix Robotics sponsored a marathon in Lisbon on Monday.",
+             "c2": "Veltrix Robotics recalled 62,000 Atlas Home robots on Monday.",
+             "c3": "Veltrix Robotics said the recall of its Atlas Home robots would cost millions."}
+    chunk_documents = {c: "d" + c[1:] for c in texts}
+    days = {"d1": datetime(2023, 10, 2), "d2": datetime(2023, 10, 2), "d3": datetime(2023, 10, 5)}
+    documents = {d: Document(d, d, None, None, None, when, "Source " + d) for d, when in days.items()}
+    vectors = np.asarray([[0, 1], [1, 0], [1, 0]], dtype=np.float32)   # d1 off the story of d2 and d3
+    claims = {"k" + c[1:]: ClaimRecord("k" + c[1:], text, c, chunk_documents[c], "veltrix", "Veltrix Robotics", None,
+                                       None) for c, text in texts.items()}
+    pool = ClaimPool("c", documents, list(texts), texts, chunk_documents, vectors, claims,
+                     by_target={"veltrix": sorted(claims)})
+
+    def kinds(name: str, context: str | None = None) -> str:
+        return "organisation"
+
+    for seed in range(8):
+        groups = [c.claims for c in BridgeGroups(pool, kinds, seed, (2, 2), coherence=0.7).temporal()]
+        assert [sorted(g) for g in groups] == [["k2", "k3"]]      # never d1 and d2 (one day), never d1 (off-story)

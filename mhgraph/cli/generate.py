@@ -29,8 +29,8 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, GenerateRequest
               help="MultiHop-RAG construction: story draws a group's other articles closest (by chunk embedding) to a "
                    "first drawn one; random draws any that share the bridge.")
 @click.option("--coherence", default=0.9, show_default=True, type=float,
-              help="Story grouping: an article joins a group only when its chunk is closer to the group's than this "
-                   "share of random pairs of the corpus's chunks.")
+              help="Story grouping: an article joins a group only when its chunk is at least as close to the group's "
+                   "as this quantile of random pairs of chunks from different articles.")
 @click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - s lies in LOW-HIGH.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Same corpus, seed and settings: the same file.")
 @click.option("--duplicate-threshold", default=0.92, show_default=True, type=float,
@@ -45,18 +45,18 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, GenerateRequest
 @click.pass_context
 def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: str, construction: str, hops: str,
              grouping: str, coherence: float, difficulty: str | None, seed: int, duplicate_threshold: float,
-             components: int | None, theta: float, answer_check: int, no_build: bool, no_progress: bool, llm_backend: str | None, llm_model: str | None,
-             no_cache: bool) -> None:
+             components: int | None, theta: float, answer_check: int, no_build: bool, no_progress: bool,
+             llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Write multi-hop questions with verbatim evidence from a corpus's claim layer: by templates
     (offline) or by the configured language model; checked, and summarised beside the file. Score
     methods on it with 'mhgraph eval --questions FILE --corpus NAME'."""
     if no_progress:
         quiet_progress()
     try:
-        request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, grouping=grouping, coherence=coherence,
-                                  difficulty=difficulty,
-                                  seed=seed, duplicate_threshold=duplicate_threshold, components=components,
-                                  theta=theta, answer_check=answer_check)
+        request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, grouping=grouping,
+                                  coherence=coherence, difficulty=difficulty, seed=seed,
+                                  duplicate_threshold=duplicate_threshold, components=components, theta=theta,
+                                  answer_check=answer_check)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else "options"

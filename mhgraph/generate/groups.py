@@ -14,9 +14,11 @@ bridge-topic, 2 to 4 per group, one question per group by type.
 Which articles of a bridge make a group (`grouping`): "story" draws the first at random and then, one
 at a time, the article whose claim's chunk reads closest to those chosen (the chunks' embeddings), so
 the claims share a story as MultiHop-RAG's do (the reports of one trial, one launch), not only a name
-that hundreds of unrelated reports mention. An article joins only when its chunk is closer to the
-story's than `coherence` (0.9) of random pairs of the corpus's chunks are; a name whose articles reach
-no such story makes no group. "random" draws any articles that share the bridge.
+that hundreds of unrelated reports mention. An article joins only when its chunk is at least as close
+to the story's as the `coherence` (0.9) quantile of random pairs of chunks from different articles; up
+to five first articles are tried, and a name whose articles reach no such story makes no group (so
+groups of 3-4 articles are rarer than with "random"). Null questions, whose claims only word them, and
+"No" comparisons, joined by a topic, draw as before. "random" draws any articles that share the bridge.
 
 Hop counts are drawn with MultiHop-RAG's published shares (2: 1,079, 3: 778, 4: 398 questions),
 restricted to the requested range and to what a group holds. Everything is drawn from one seeded
@@ -46,6 +48,7 @@ from mhgraph.generate.pool import ClaimPool
 HOP_SHARES = {2: 1079, 3: 778, 4: 398}
 MIN_NAME_CHARS = 3
 FAKE_KINDS = ("person", "organisation", "product")
+STORY_STARTS = 5      # first articles story grouping tries per bridge before it gives the bridge up
 
 
 def draw_hops(rng: np.random.Generator, low: int, high: int) -> int:
@@ -87,33 +90,43 @@ class BridgeGroups:
                 out[doc] = with_fact
         return out
 
-    def _pick(self, key: str, rng: np.random.Generator, hops: int, *, dated: bool = False) -> list[str] | None:
+    def _pick(self, key: str, rng: np.random.Generator, hops: int, *, dated: bool = False,
+              story: bool = True) -> list[str] | None:
         """One claim from each of `hops` documents sharing target `key` (published on different days
-        when `dated`), or None when the target has too few."""
+        when `dated`), or None when the target has too few; of one story under story grouping (`story`
+        False: any, for a null question, whose claims only word it)."""
         docs = self._per_document(self.pool.by_target[key], rng)
+        marks: dict[str, set[tuple[str, object]]] = {}
         if dated:
+            docs = {d: c for d, c in docs.items() if self.pool.documents[d].published_at is not None}
+            for d in docs:
+                document = self.pool.documents[d]
+                marks[d] = {("day", document.published_at.date())}
+                if hops >= 3 and document.source:   # "which source reported first?" names distinct sources
+                    marks[d].add(("source", document.source))
+            if len({m for d in docs for m in marks[d] if m[0] == "day"}) < hops:
+                return None
+        elif len(docs) < hops:
+            return None
+        if story and self.grouping == "story":
+            return self._story(docs, rng, hops, marks)
+        if dated:   # one document per day: the first by id
             days: dict[object, str] = {}
             for doc in docs:
-                when = self.pool.documents[doc].published_at
-                if when is not None and when.date() not in days:
-                    days[when.date()] = doc
+                days.setdefault(self.pool.documents[doc].published_at.date(), doc)
             docs = {doc: docs[doc] for doc in sorted(days.values())}
-        if len(docs) < hops:
-            return None
-        if self.grouping == "story":
-            return self._story(docs, rng, hops)
         chosen = sorted(rng.choice(sorted(docs), size=hops, replace=False))
         return [docs[d][0] for d in chosen]
 
     @functools.cached_property
     def story_floor(self) -> float:
         """The cosine an article's chunk must reach with a story's chunks to join it: the `coherence`
-        quantile of the cosines of random pairs of chunks from different articles of this corpus (so
-        the bar is the corpus's own, whatever its embedding model and subject)."""
+        quantile of the cosines of random pairs of chunks from different articles of this corpus (a
+        fixed sample, so the bar is the corpus's own, whatever its embedding model, subject or the seed)."""
         vectors, documents = self.pool.chunk_vectors, [self.pool.chunk_document[c] for c in self.pool.chunk_ids]
         if len(vectors) < 2:
             return -1.0
-        rng = np.random.default_rng([self.seed, *b"story-floor"])
+        rng = np.random.default_rng(list(b"story-floor"))
         a, b = rng.integers(len(vectors), size=(2, 20000))
         other = np.asarray([documents[i] != documents[j] for i, j in zip(a, b)])
         if not other.any():
@@ -121,26 +134,34 @@ class BridgeGroups:
         cosines = np.einsum("ij,ij->i", vectors[a[other]], vectors[b[other]])
         return float(np.quantile(cosines, self.coherence))
 
-    def _story(self, docs: dict[str, list[str]], rng: np.random.Generator, hops: int) -> list[str] | None:
-        """A first article drawn at random, then, one at a time, the article with the claim whose chunk
-        reads closest (mean cosine of the chunks' embeddings) to the claims chosen so far: claims that
-        share their bridge and a story, not just a name that hundreds of unrelated reports mention.
-        None when fewer than `hops` articles reach the story floor: the name joins no story there."""
+    def _story(self, docs: dict[str, list[str]], rng: np.random.Generator, hops: int,
+               marks: dict[str, set[tuple[str, object]]]) -> list[str] | None:
+        """Up to STORY_STARTS first articles drawn at random; from each, one at a time, the article with
+        the claim whose chunk reads closest (mean cosine of the chunks' embeddings) to the claims chosen
+        so far, and no day or source (`marks`) of theirs: claims that share their bridge and a story,
+        not just a name that hundreds of unrelated reports mention. The first start that reaches `hops`
+        articles, each at least as close as the story floor, is the group; None when none does."""
         order = sorted(docs)
-        first = order[int(rng.integers(len(order)))]
-        chosen = {first: docs[first][0]}
-        rows = [self.pool.chunk_row[self.pool.claims[chosen[first]].chunk_id]]
-        candidates = [(doc, claim) for doc in order if doc != first for claim in docs[doc]]
-        vectors = self.pool.chunk_vectors[[self.pool.chunk_row[self.pool.claims[c].chunk_id] for _, c in candidates]]
-        while len(chosen) < hops:
-            scores = (vectors @ self.pool.chunk_vectors[rows].T).mean(axis=1)
-            best = next((i for i in np.argsort(-scores, kind="stable") if candidates[i][0] not in chosen), None)
-            if best is None or scores[best] < self.story_floor:
-                return None
-            doc, claim = candidates[best]
-            chosen[doc] = claim
-            rows.append(self.pool.chunk_row[self.pool.claims[claim].chunk_id])
-        return [chosen[d] for d in sorted(chosen)]
+        claims = [(doc, claim) for doc in order for claim in docs[doc]]
+        rows = [self.pool.chunk_row[self.pool.claims[c].chunk_id] for _, c in claims]
+        vectors = self.pool.chunk_vectors[rows]
+        first_row = {doc: i for i, (doc, _) in reversed(list(enumerate(claims)))}   # a document's first claim
+        for start in rng.permutation(len(order))[:STORY_STARTS]:
+            first = order[int(start)]
+            chosen, taken, picked = {first: docs[first][0]}, set(marks.get(first, ())), [first_row[first]]
+            while len(chosen) < hops:
+                scores = (vectors @ vectors[picked].T).mean(axis=1)
+                best = next((i for i in np.argsort(-scores, kind="stable") if claims[i][0] not in chosen
+                             and not marks.get(claims[i][0], set()) & taken), None)
+                if best is None or scores[best] < self.story_floor:
+                    break
+                doc, claim = claims[best]
+                chosen[doc] = claim
+                taken |= marks.get(doc, set())
+                picked.append(best)
+            if len(chosen) == hops:
+                return [chosen[d] for d in sorted(chosen)]
+        return None
 
     def _shuffled(self, keys: list[str], rng: np.random.Generator) -> list[str]:
         return [keys[i] for i in rng.permutation(len(keys))]
@@ -230,7 +251,7 @@ class BridgeGroups:
             kind = self.kinds(target, claim.text)
             if kind not in FAKE_KINDS or len(names[kind]) < 2:
                 continue
-            claims = self._pick(key, rng, 2)
+            claims = self._pick(key, rng, 2, story=False)
             fake = self.fake_name(names[kind], rng) if claims else None
             if fake:
                 yield Candidate(MULTIHOP_RAG, NULL, tuple(claims), f"target:{key}", NULL_ANSWER, evidence=False,

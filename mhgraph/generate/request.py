@@ -25,8 +25,9 @@ class GenerateRequest(BaseModel):
     grouping: Literal["story", "random"] = Field(
         "story", description="MultiHop-RAG construction: how a group's articles are drawn among those sharing its "
                              "bridge (story: the closest to a first drawn one; random: any)")
-    coherence: float = Field(0.9, ge=0, lt=1, description="story grouping: an article joins when its chunk is closer "
-                             "to the story's than this share of random pairs of the corpus's chunks")
+    coherence: float = Field(0.9, ge=0, lt=1, description="story grouping: an article joins when its chunk is at "
+                             "least as close to the story's as this quantile of random pairs of chunks from different "
+                             "articles")
     seed: int = 0
     difficulty: tuple[float, float] | None = Field(None, description="keep questions with D in [low, high]")
     duplicate_threshold: float = Field(0.92, gt=0, le=1, description="cosine at which two questions are duplicates")

@@ -159,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         L.append("")
     L += ["## The questions", "",
           ("Evidence coherence: per question, the mean cosine between its facts' embeddings (all-MiniLM-L6-v2), "
-          "averaged by type. Lexical overlap: the share of a question's content words its facts hold."), ""]
+          "averaged by type. Lexical overlap: the share of a question's content words its facts hold. Generate s: "
+           "wall seconds on this machine while other runs shared its 2 cores, so not comparable between rows."), ""]
     rows = [["development split", "-", "-"] + [f(record["dev_coherence"].get(t, {}).get("mean")) for t in TYPES]
             + [f(record["dev_overlap"]), "-"]]
     for v in V:

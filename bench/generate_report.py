@@ -531,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{tau_cell(flat_taus['recall@10'])}.", ""]
         L += calibration_lines("Generated-flat set", cal["flat_generated"])
         L += calibration_lines("Development split on the flat corpus", cal["flat_dev"])
+    elif flat_generation:
+        L += [("No method ran on the flat corpus with this record: the generation line above is the one its record "
+               f"file (bench/results/generate-{name}/flat-generated-generate.json) holds from an earlier run."), ""]
     L += ["## 4. Cost", ""]
     if generation:
         s = generation.get("summary") or {}

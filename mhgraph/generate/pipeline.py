@@ -143,7 +143,6 @@ class Generator:
         self.constructions = constructions
         self.claims_by, self.embedding_model = claims_by, embedding_model
         self.kept_vectors: list[np.ndarray] = []
-        self.chunk_row = pool.chunk_row
         self.document_chunks: dict[str, list[str]] = {}
         for c in pool.chunk_ids:
             self.document_chunks.setdefault(pool.chunk_document[c], []).append(c)
@@ -270,7 +269,7 @@ class Generator:
         for chunk, fact in facts:
             holding = [c for c in self.document_chunks[self.pool.chunk_document[chunk]]
                        if c == chunk or contains_fact(self.pool.chunk_text[c], fact)]
-            rows.extend(self.chunk_row[c] for c in holding if self.chunk_row[c] not in rows)
+            rows.extend(self.pool.chunk_row[c] for c in holding if self.pool.chunk_row[c] not in rows)
         return rows
 
     def _as_record(self, candidate: Candidate, written, hops: int, difficulty, best_score) -> dict[str, Any]:

@@ -9,7 +9,8 @@
 #             the calibration and the split-half agreement of the real questions with themselves);
 #   kfold     treehop k-fold on both sets: models trained by question folds of the development split,
 #             and of the generated set, each question scored by the fold model that never saw it
-#             (trained here when missing);
+#             (trained here when missing; KFOLD, default "dev pair-disjoint generated", picks which:
+#             the development split's ordinary and pair-disjoint folds, the generated set's folds);
 #   flat      corpus NAME-flat (corpus.txt, no metadata, claim layer built): N questions generated
 #             offline (temporal skipped, with a note), then FLAT_METHODS on the generated-flat set
 #             and on the development split scored against the flat corpus (gold matched by fact text);
@@ -101,19 +102,25 @@ if has dev; then
   mkdir -p "$RUNS" "$SUMMARIES"; eight no-treehop   # treehop on these questions: the k-fold models (kfold)
 fi
 SUMMARIES=bench/results/generate-$NAME
-if has kfold; then
+kfold_has() { [[ " ${KFOLD:-dev pair-disjoint generated} " == *" $1 "* ]]; }
+if has kfold && kfold_has dev; then
   MODELS=models/treehop-$NAME
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
     --terms q,c,gate --no-final --no-progress
   RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+fi
+if has kfold && kfold_has pair-disjoint; then
   # pair-disjoint folds: no held-out question's hop (a pair of its gold chunks) among the training examples;
   # the real questions share hops, the generated ones seldom do, so this is the development figure to set
   # beside the generated set's
   MODELS=models/treehop-$NAME-pair-disjoint
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
     --terms q,c,gate --no-final --pair-disjoint --no-progress
-  run treehop-pairdisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
+  mkdir -p "$RUNS" "$SUMMARIES"; run treehop-pairdisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+fi
+if has kfold && kfold_has generated; then
   # the same training on the generated questions (what a user without questions of their own would do),
   # each generated question scored by the fold model that never saw it
   MODELS=models/treehop-$NAME-generated

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from mhgraph.benchmark import load_questions
 from mhgraph.eval.gold import contains_fact, normalise
-from mhgraph.generate.candidate import NULL_ANSWER
+from mhgraph.generate.candidate import NULL_ANSWER, Candidate
 from mhgraph.generate.facts import MIN_COVERAGE, best_sentence, coverage, sentences
 from mhgraph.generate.pool import ClaimPool, ClaimRecord
 from mhgraph.generate.request import TYPE_SHARES, GenerateRequest, quotas
@@ -160,6 +160,8 @@ def test_generate_writes_verified_multihop_rag_questions(sample_run, sample_clai
         elif q["question_type"] == "comparison_query":
             assert q["answer"] in ("Yes", "No")
             assert (len(set(keys)) == 1) == (q["answer"] == "Yes"), (q["query"], keys)
+            # the default wording never names the bridge the question asks about
+            assert not any(n and len(n) >= 3 and normalise(n) in normalise(q["query"]) for n in {t[1] for t in targets.values()})
         elif q["question_type"] == "temporal_query":
             dates = [_when(e["published_at"]) for e in evidence]
             if len(evidence) == 2:
@@ -890,3 +892,55 @@ def test_story_grouping_dates_a_temporal_group_by_its_story_not_by_the_first_art
     for seed in range(8):
         groups = [c.claims for c in BridgeGroups(pool, kinds, seed, (2, 2), coherence=0.7).temporal()]
         assert [sorted(g) for g in groups] == [["k2", "k3"]]      # never d1 and d2 (one day), never d1 (off-story)
+
+
+def _described_pool():
+    """Three articles with headlines and sources: two on Veltrix's recall, one on Corvane (same topic)."""
+    from mhgraph.generate.pool import Document
+
+    texts = {"c1": "Veltrix Robotics recalled 62,000 Atlas Home robots after a fault found by Ofcom inspectors.",
+             "c2": "Veltrix Robotics said the Lisbon recall of its robots would cost 40 million euros.",
+             "c3": "Corvane Cells shipped a defective batch of batteries to Stellantis."}
+    chunk_documents = {c: "d" + c[1:] for c in texts}
+    titles = {"d1": "Veltrix Robotics recalls its home robots across Europe after months of complaints from owners"
+                    " | Gadget Weekly",
+              "d2": "Recall bill: what the robot maker will pay",
+              "d3": "Battery troubles at Corvane"}
+    documents = {d: Document(d, titles[d], None, None, None, None, source)
+                 for d, source in (("d1", "The Verge"), ("d2", "Reuters"), ("d3", "Reuters"))}
+    targets = {"c1": ("veltrix", "Veltrix Robotics"), "c2": ("veltrix", "Veltrix Robotics"),
+               "c3": ("corvane", "Corvane Cells")}
+    claims = {"k" + c[1:]: ClaimRecord("k" + c[1:], text, c, chunk_documents[c], *targets[c], "recall", "recall")
+              for c, text in texts.items()}
+    vectors = np.eye(3, dtype=np.float32)
+    return ClaimPool("c", documents, list(texts), texts, chunk_documents, vectors, claims,
+                     by_target={"veltrix": ["k1", "k2"], "corvane": ["k3"]})
+
+
+def test_described_questions_name_articles_by_headline_and_their_facts_by_rare_names() -> None:
+    """The describe wording: each article by its source and headline (cut before its outlet's suffix and after a
+    noun phrase), each fact by its rarest names and figures, never the bridge the claims share (masked in
+    headlines, left out of clues), and never a stretch of the fact itself."""
+    from mhgraph.generate.candidate import COMPARISON, INFERENCE, MULTIHOP_RAG, TEMPORAL
+    from mhgraph.generate.writers import DescribedTemplates
+
+    pool, writer = _described_pool(), DescribedTemplates()
+    inference = Candidate(MULTIHOP_RAG, INFERENCE, ("k1", "k2"), "target:veltrix", "Veltrix Robotics",
+                          extra={"kind": "organisation"})
+    query = writer.write(inference, pool).query
+    assert query.startswith("Which organisation is the subject of both the Verge article \u2018this organisation "
+                            "recalls its home robots")
+    assert "Gadget Weekly" not in query                      # the outlet's suffix of the headline is cut
+    assert "Veltrix" not in query
+    assert "62,000" in query and "Ofcom" in query and "40 million" in query and "Lisbon" in query
+    assert "Atlas Home robots after a fault" not in query    # no stretch of the fact is copied
+    assert "the Reuters article \u2018Recall bill: what the robot maker will pay\u2019" in query
+
+    same = Candidate(MULTIHOP_RAG, COMPARISON, ("k1", "k2"), "target:veltrix", "Yes", extra={"kind": "organisation"})
+    query = writer.write(same, pool).query
+    assert query.startswith("Do the Verge article \u2018an organisation recalls") and \
+        query.endswith("concern the same organisation?") and "Veltrix" not in query
+    before = Candidate(MULTIHOP_RAG, TEMPORAL, ("k2", "k1"), "target:veltrix", "No", extra={"form": "before"})
+    query = writer.write(before, pool).query
+    assert query.startswith("Was the Reuters article \u2018Recall bill") and "published before the Verge article" in query
+    assert "Veltrix" in query                                # unmasked headline: a temporal question asks no name

@@ -88,7 +88,7 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
         embedder = question_embedder(graph, settings, status)
         timings["load"] = time.perf_counter() - t
         llm = load_llm(settings, cache=cache)
-        writer = make_writer(llm)
+        writer = make_writer(llm, request.wording)
         kinds = EntityKinds()
         groups = BridgeGroups(pool, kinds, request.seed, request.hops, grouping=request.grouping,
                               coherence=request.coherence)

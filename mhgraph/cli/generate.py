@@ -11,7 +11,7 @@ from mhgraph.app.generation import generate_questions
 from mhgraph.cli.root import cli, llm_options, quiet_progress, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.generate.report import summary_lines
-from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, GenerateRequest
+from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, GenerateRequest
 
 
 @cli.command("generate")
@@ -31,6 +31,9 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, GenerateRequest
 @click.option("--coherence", default=0.9, show_default=True, type=float,
               help="Story grouping: an article joins a group only when its chunk is at least as close to the group's "
                    "as this quantile of random pairs of chunks from different articles.")
+@click.option("--wording", type=click.Choice(WORDINGS), default="describe", show_default=True,
+              help="Offline templates: describe names each article by its source and headline and its fact by the "
+                   "fact's rarest names and figures; quote cuts the fact itself into the question.")
 @click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - s lies in LOW-HIGH.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Same corpus, seed and settings: the same file.")
 @click.option("--duplicate-threshold", default=0.92, show_default=True, type=float,
@@ -44,7 +47,7 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, GenerateRequest
 @llm_options
 @click.pass_context
 def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: str, construction: str, hops: str,
-             grouping: str, coherence: float, difficulty: str | None, seed: int, duplicate_threshold: float,
+             grouping: str, coherence: float, wording: str, difficulty: str | None, seed: int, duplicate_threshold: float,
              components: int | None, theta: float, answer_check: int, no_build: bool, no_progress: bool,
              llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Write multi-hop questions with verbatim evidence from a corpus's claim layer: by templates
@@ -54,7 +57,7 @@ def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: s
         quiet_progress()
     try:
         request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, grouping=grouping,
-                                  coherence=coherence, difficulty=difficulty, seed=seed,
+                                  coherence=coherence, wording=wording, difficulty=difficulty, seed=seed,
                                   duplicate_threshold=duplicate_threshold, components=components, theta=theta,
                                   answer_check=answer_check)
     except ValidationError as exc:

@@ -13,6 +13,7 @@ from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, TEMPORAL, TY
 TYPE_SHARES = {INFERENCE: 816, COMPARISON: 856, TEMPORAL: 583, NULL: 301}
 CONSTRUCTIONS = ("multihop-rag", "mhts", "both")
 GROUPINGS = ("story", "random")
+WORDINGS = ("describe", "quote")
 
 
 class GenerateRequest(BaseModel):
@@ -28,6 +29,9 @@ class GenerateRequest(BaseModel):
     coherence: float = Field(0.9, ge=0, lt=1, description="story grouping: an article joins when its chunk is at "
                              "least as close to the story's as this quantile of random pairs of chunks from different "
                              "articles")
+    wording: Literal["describe", "quote"] = Field(
+        "describe", description="offline templates: describe each article (source, headline, the fact's rarest names) "
+                                "or quote its fact")
     seed: int = 0
     difficulty: tuple[float, float] | None = Field(None, description="keep questions with D in [low, high]")
     duplicate_threshold: float = Field(0.92, gt=0, le=1, description="cosine at which two questions are duplicates")

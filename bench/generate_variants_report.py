@@ -1,12 +1,13 @@
-"""The record of bench/generate_grouping.sh (issue 25): how `mhgraph generate --grouping` changes a generated
-question set and the methods' figures on it.
+"""The record of bench/generate_variants.sh (issue 25): how one `mhgraph generate` option (a STUDY: grouping,
+wording) changes a generated question set and the methods' figures on it.
 
-    python bench/generate_grouping_report.py --name multihop-rag --out runs/bench-generate-grouping \
-        --dev ../shared/data/multihop-rag/MultiHopRAG.json --variants random story \
+    python bench/generate_variants_report.py --study grouping --name multihop-rag \
+        --out runs/bench-generate-grouping --dev ../shared/data/multihop-rag/MultiHopRAG.json \
+        --variants random story --methods bm25 vector hybrid metarag treehop ircot decompose \
         --json bench/results/generate-grouping-NAME.json --command CMD > bench/results/generate-grouping-NAME.md
 
 Reads, per variant, OUT/NAME/VARIANT/questions.json (and its summary), OUT/NAME/VARIANT/generate.json and the
-seven methods' runs OUT/NAME/VARIANT/runs/ID/report.json; the development split's figure of each method: a fresh run of bench/generate.sh's dev step under runs/bench-generate/NAME/runs-dev/
+methods' runs OUT/NAME/VARIANT/runs/ID/report.json; the development split's figure of each method: a fresh run of bench/generate.sh's dev step under runs/bench-generate/NAME/runs-dev/
 when there is one, else the summary that step recorded (bench/results/generate-NAME/dev/ID.json; treehop: the
 pair-disjoint k-fold models), else what bench/generate_report.py falls back to. Computes Kendall's tau and the discordant pairs (as
 bench/generate_report.py), the mean distance between a method's figure on a set and on the development
@@ -40,7 +41,12 @@ from generate_report import (
 )
 from markdown import f, table
 
-SEVEN = [m for m in METHODS if m != "claims"]
+STUDIES = {   # study -> (title, what the record holds)
+    "grouping": ("Story grouping against random grouping in `mhgraph generate` (issue 25)",
+                 "mhgraph generate --grouping: generated sets against the development split (issue 25)"),
+    "wording": ("Described against quoted facts in `mhgraph generate`'s offline templates (issue 25)",
+                "mhgraph generate --wording: generated sets against the development split (issue 25)"),
+}
 RUN_ID = {**{m: rid for m, (rid, _) in METHODS.items()}, "treehop": "treehop-packaged-k5-h2"}
 TYPES = ("inference_query", "comparison_query", "temporal_query")
 
@@ -78,32 +84,37 @@ def dev_side(method: str, runs_dev: Path, name: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--study", choices=sorted(STUDIES), required=True)
     ap.add_argument("--name", default="multihop-rag")
-    ap.add_argument("--out", type=Path, default=Path("runs/bench-generate-grouping"))
+    ap.add_argument("--out", type=Path, default=None, help="default runs/bench-generate-STUDY")
     ap.add_argument("--dev", type=Path, required=True)
     ap.add_argument("--dev-runs", type=Path, default=None, help="fresh development-split runs (default "
                     "runs/bench-generate/NAME/runs-dev)")
     ap.add_argument("--variants", nargs="+", required=True)
+    ap.add_argument("--methods", nargs="+", choices=list(METHODS), required=True)
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("--command", required=True)
     args = ap.parse_args(argv)
+    args.out = args.out or Path(f"runs/bench-generate-{args.study}")
+    title, what = STUDIES[args.study]
+    methods = [m for m in METHODS if m in args.methods]
     from mhgraph.embeddings import load_embedder
 
     runs_dev = args.dev_runs or Path("runs/bench-generate") / args.name / "runs-dev"
-    dev = {m: dev_side(m, runs_dev, args.name) for m in SEVEN}
+    dev = {m: dev_side(m, runs_dev, args.name) for m in methods}
     embedder = load_embedder("all-MiniLM-L6-v2")
     record: dict[str, Any] = {
-        "what": "mhgraph generate --grouping: generated sets against the development split (issue 25)",
+        "what": what, "methods": methods,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="minutes"), "machine": machine(),
         "versions": versions(), "command": args.command, "corpus": args.name, "dev_questions": DEV_LABEL,
-        "dev": {m: {k: dev[m].get(k) for k in ("hits@10", "recall@10", "source")} for m in SEVEN},
+        "dev": {m: {k: dev[m].get(k) for k in ("hits@10", "recall@10", "source")} for m in methods},
         "dev_coherence": coherence(args.dev, embedder), "dev_overlap": overlap(args.dev)["all"]["mean"],
         "variants": {},
     }
     for v in args.variants:
         base = args.out / args.name / v
         summary = load(base / "questions.summary.json")
-        gen = {m: figures(load(p)) for m in SEVEN if (p := base / "runs" / RUN_ID[m] / "report.json").is_file()}
+        gen = {m: figures(load(p)) for m in methods if (p := base / "runs" / RUN_ID[m] / "report.json").is_file()}
         entry: dict[str, Any] = {
             "command": load(base / "generate.json")["command"] if (base / "generate.json").is_file() else None,
             "generate_seconds": load(base / "generate.json")["wall_seconds"] if (base / "generate.json").is_file()
@@ -114,16 +125,18 @@ def main(argv: list[str] | None = None) -> int:
             "methods": gen, "kendall": {}, "distance": {}}
         for metric in ("recall@10", "hits@10"):
             g = {m: gen[m][metric] for m in gen}
-            d = {m: dev[m][metric] for m in SEVEN}
-            entry["kendall"][metric] = {"seven": tau(g, d, SEVEN),
-                                        "without treehop": tau(g, d, [m for m in SEVEN if m != "treehop"])}
+            d = {m: dev[m][metric] for m in methods}
+            entry["kendall"][metric] = {"all": tau(g, d, methods),
+                                        "without treehop": tau(g, d, [m for m in methods if m != "treehop"])}
+            if "claims" in methods:
+                entry["kendall"][metric]["without claims"] = tau(g, d, [m for m in methods if m != "claims"])
             gaps = [abs(g[m] - d[m]) for m in g if g[m] is not None and d.get(m) is not None]
             entry["distance"][metric] = statistics.fmean(gaps) if gaps else None
         record["variants"][v] = entry
     args.json.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
 
     V = args.variants
-    L = ["# Story grouping against random grouping in `mhgraph generate` (issue 25)", "",
+    L = [f"# {title}", "",
          f"- generated: {args.name}'s claim layer, **offline templates** (`--llm-backend none`, seed 0, "
          + ", ".join(f"{v} {record['variants'][v]['questions']:,}" for v in V)
          + " questions; no language model wrote them); variants: "
@@ -137,24 +150,28 @@ def main(argv: list[str] | None = None) -> int:
          f"- command: `{args.command}`",
          ("- models: embeddings all-MiniLM-L6-v2; treehop on the generated sets: the **packaged model** (trained on "
          "the development split's questions, never on these); ircot, decompose: the offline strategies; metarag: the "
-         "rules filter, no reranking; `claims` not run here (bench/generate.sh runs it). None of these are a "
-         "language model's figures."),
+         "rules filter, no reranking; "
+         + ("claims: the offline claim layer (spaCy). " if "claims" in methods
+            else "`claims` not run here (bench/generate.sh runs it). ")
+         + "None of these are a language model's figures."),
          "- Kendall's τ: τ-b with its two-sided p (scipy.stats.kendalltau) between a set's column and dev's.", ""]
     for metric in ("recall@10", "hits@10"):
         L += [f"## Official {metric[:-3].capitalize()}@10", ""]
         rows = []
-        for m in SEVEN:
+        for m in methods:
             cells = [LABEL.get(m, m), f(dev[m][metric])]
             cells += [f((record["variants"][v]["methods"].get(m) or {}).get(metric)) for v in V]
             rows.append(cells)
-        rows.append(["**Kendall's τ against dev, 7 methods**", ""]
-                    + [tau_cell(record["variants"][v]["kendall"][metric]["seven"]) for v in V])
-        rows.append(["Kendall's τ, without treehop", ""]
-                    + [tau_cell(record["variants"][v]["kendall"][metric]["without treehop"]) for v in V])
+        rows.append([f"**Kendall's τ against dev, {len(methods)} methods**", ""]
+                    + [tau_cell(record["variants"][v]["kendall"][metric]["all"]) for v in V])
+        for cut in ("without claims", "without treehop"):
+            if cut in record["variants"][V[0]]["kendall"][metric]:
+                rows.append([f"Kendall's τ, {cut}", ""]
+                            + [tau_cell(record["variants"][v]["kendall"][metric][cut]) for v in V])
         rows.append(["mean distance from dev", ""] + [f(record["variants"][v]["distance"][metric]) for v in V])
         L += table(["method", "dev"] + V, rows) + [""]
         for v in V:
-            disc = record["variants"][v]["kendall"][metric]["seven"].get("discordant") or []
+            disc = record["variants"][v]["kendall"][metric]["all"].get("discordant") or []
             L.append(f"- {v}, discordant pairs: " + (", ".join(f"{a}–{b}" for a, b in disc) or "none"))
         L.append("")
     L += ["## The questions", "",

@@ -107,7 +107,7 @@ if has kfold && kfold_has dev; then
   MODELS=models/treehop-$NAME
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
     --terms q,c,gate --no-final --no-progress
-  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
+  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=bench/results/generate-$NAME/dev
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
 fi
 if has kfold && kfold_has pair-disjoint; then
@@ -117,7 +117,7 @@ if has kfold && kfold_has pair-disjoint; then
   MODELS=models/treehop-$NAME-pair-disjoint
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
     --terms q,c,gate --no-final --pair-disjoint --no-progress
-  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=$SUMMARIES/dev
+  RUNS=$OUT/$NAME/runs-dev EVAL_CORPUS=$NAME QUESTIONS=$DEV SUMMARIES=bench/results/generate-$NAME/dev
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-pairdisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
 fi
 if has kfold && kfold_has generated; then

@@ -945,3 +945,25 @@ def test_described_questions_name_articles_by_headline_and_their_facts_by_rare_n
     query = writer.write(before, pool).query
     assert query.startswith("Was the Reuters article \u2018Recall bill") and "published before the Verge article" in query
     assert "Veltrix" in query                                # unmasked headline: a temporal question asks no name
+
+
+def test_described_headlines_and_clues_never_give_away_a_hidden_name() -> None:
+    """A headline that still holds a word of a hidden name once the name is masked (a short form, half of a
+    hyphenated word, a surname) is left out, and so is one that only repeats the source; no clue shares a word
+    with a hidden name; a headline's cut does not depend on how the title ends."""
+    from mhgraph.generate.writers import DescribedTemplates
+
+    pool, writer = _described_pool(), DescribedTemplates()
+    hidden = ("Veltrix Robotics",)
+    assert writer.headline("Veltrix to pay &#8216;40m&#8217; for Lisbon recall", "Reuters", hidden,
+                           "this organisation") is None
+    assert writer.headline("Altman-led OpenAI rehires Sam Altman", None, ("Sam Altman",), "this person") is None
+    assert writer.headline("Robotics maker Veltrix Robotics expands", None, hidden, "this organisation") is None
+    assert writer.headline("Veltrix Robotics opens a plant in Porto", None, hidden, "this organisation") == \
+        "this organisation opens a plant in Porto"
+    assert writer.headline("| Reuters", "Reuters") is None and writer.headline("Reuters", "Reuters") is None
+    assert writer.clues(pool, "Judge Lewis A. Kaplan sentenced the founder in Manhattan.", ("Lewis Kaplan",)) == \
+        ["Manhattan"]
+    title = "Officials in the city said they would help the farmers today and tomorrow morning"
+    assert writer.headline(title, None) == writer.headline(title + ".", None) == \
+        "Officials in the city said they would help the farmers"

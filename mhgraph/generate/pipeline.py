@@ -128,7 +128,9 @@ def partial_path(out: Path) -> Path:
 
 def fingerprint(request: GenerateRequest, pool: ClaimPool, writer: QuestionWriter, claims_by: list[str]) -> str:
     # what changes a decision; the answerability check comes after them all
-    data = {"format": FORMAT_VERSION, "request": request.model_dump(mode="json", exclude={"answer_check"}),
+    # (the template wording means nothing to a model's questions)
+    ignored = {"answer_check"} | (set() if writer.label == OFFLINE_LABEL else {"wording"})
+    data = {"format": FORMAT_VERSION, "request": request.model_dump(mode="json", exclude=ignored),
             "corpus": pool.corpus,
             "claims": len(pool.claims), "claims_by": sorted(claims_by), "writer": writer.label,
             "prompt": writer.prompt_version}

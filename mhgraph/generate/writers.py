@@ -44,6 +44,13 @@ TEMPLATE_VERSION = "templates-v3"
 GIST_WORDS = 16
 LEADING = frozenset({"The", "A", "An", "This", "That", "These", "Those"})
 WORD = re.compile(r"\w+")
+NAME_FILLERS = frozenset({"the", "and", "for", "inc", "ltd", "llc", "corp"})
+
+
+def name_words(name: str) -> set[str]:
+    """The words of a name that give it away (three letters or more, lower case, split at hyphens too)."""
+    return {w for w in re.split(r"[\W_]+", name.lower()) if len(w) >= 3 and w not in NAME_FILLERS}
+
 ORDINALS = ("a report", "another report", "a third report", "a fourth report")
 
 
@@ -236,10 +243,11 @@ class DescribedTemplates(OfflineTemplates):
     source and headline ("the Reuters article ‘Fed holds rates’"), the fact by the rarest names
     and figures it holds ("which mentions the ECB and 5.25 percent"). Real benchmark questions
     paraphrase their facts (about a third of their words are in them); templates cannot paraphrase,
-    so they carry less of the fact's wording instead of copying it. No clue is the claim's target, and
-    where the target is what the question asks (inference, comparison) headlines mask it too: the
-    reader has to find it, and a method that looks names up in the claim layer would otherwise be
-    handed the key the question was built from."""
+    so they carry less of the fact's wording instead of copying it. No clue shares a word with a
+    target of the question's claims, and where the target is what the question asks (inference,
+    comparison) headlines mask it; a headline that still holds a word of it (a short form, a
+    surname) is left out. The reader has to find the bridge, and a method that looks names up in
+    the claim layer is not handed the key the question was built from."""
 
     label = OFFLINE_LABEL
     prompt_version = "templates-described-v1"
@@ -262,35 +270,40 @@ class DescribedTemplates(OfflineTemplates):
     def _rarity(self, pool: ClaimPool, text: str) -> float:
         """The highest inverse document frequency (over the corpus's chunks) of the words of `text`:
         a clue that few chunks hold tells the reader more."""
-        if self._idf_of != id(pool):
+        if self._idf_of != (pool.corpus, len(pool.chunk_text)):
             counts: Counter[str] = Counter()
             for chunk in pool.chunk_text.values():
                 counts.update(set(WORD.findall(chunk.lower())))
             n = max(len(pool.chunk_text), 1)
             self._idf = {w: math.log(n / c) for w, c in counts.items()}
-            self._idf_of = id(pool)
+            self._idf_of = (pool.corpus, len(pool.chunk_text))
         return max((self._idf.get(w, 0.0) for w in WORD.findall(text.lower())), default=0.0)
 
-    def headline(self, title: str | None, target: str, replacement: str | None, person: bool) -> str | None:
+    def headline(self, title: str | None, source: str | None, hidden: tuple[str, ...] = (),
+                 replacement: str = "") -> str | None:
         """The title's first part (before a separator such as " | "), cut after a noun phrase near
-        HEADLINE_WORDS words; the target masked when `replacement` is given."""
+        HEADLINE_WORDS words. The `hidden` names are masked as `replacement`; a headline that still
+        holds a word of one (a short form, a surname, half of a hyphenated word) is not shown."""
         text = " ".join(html.unescape(title or "").split())
         for sep in self.SEPARATORS:    # the first separator present that leaves a headline of 3 words or more
             head = text.split(sep)[0].strip()
             if sep in text and len(head.split()) >= 3:
                 text = head
                 break
-        if not text:
-            return None
         if len(text.split()) > self.HEADLINE_WORDS:
             doc = self._pipeline()(text)
-            limit = doc[min(len(doc), self._token_of_word(doc, self.HEADLINE_WORDS)) - 1].idx + 1
-            ends = [c.end_char for c in doc.noun_chunks if c.end_char <= limit + len(doc[-1].text)]
+            last = doc[self._token_of_word(doc, self.HEADLINE_WORDS) - 1]
+            ends = [c.end_char for c in doc.noun_chunks if c.end_char <= last.idx + len(last.text)]
             cut = max((e for e in ends if len(text[:e].split()) >= 3), default=None)
             text = text[:cut] if cut else " ".join(text.split()[:self.HEADLINE_WORDS])
-        text = text.rstrip(" .,;:!?\u2013\u2014-")
-        if replacement and target:
-            text = mask(text, target, replacement, surname=person)
+        text = text.strip(" .,;:!?|\u2013\u2014-")
+        if not any(ch.isalpha() for ch in text) or text.lower() == (source or "").strip().lower():
+            return None
+        for name in hidden:
+            text = mask(text, name, replacement)
+        left = text.replace(replacement, " ") if replacement else text
+        if any(name_words(name) & set(WORD.findall(left.lower())) for name in hidden):
+            return None
         return text
 
     @staticmethod
@@ -304,40 +317,43 @@ class DescribedTemplates(OfflineTemplates):
                     return t.i + 1
         return len(doc)
 
-    def clues(self, pool: ClaimPool, fact: str, target: str, person: bool) -> list[str]:
+    def clues(self, pool: ClaimPool, fact: str, hidden: tuple[str, ...]) -> list[str]:
         """Up to CLUES names and figures of the fact (its nouns when it has none), the rarest kept, in
-        the fact's order; never the target."""
-        key = (fact, target)
+        the fact's order; none that shares a word with a `hidden` name."""
+        key = (fact, hidden)
         if key not in self._clues:
             doc = self._pipeline()(fact)
-            t = target.lower()
-            last = t.split()[-1] if person and t.split() else None
+            lows = [h.lower() for h in hidden if h]
+            hidden_words = set().union(*(name_words(h) for h in hidden)) if hidden else set()
+
+            def shown(text: str) -> bool:
+                low = text.lower()
+                return not (name_words(text) & hidden_words or any(h in low or low in h for h in lows))
+
             names: list[str] = []
             for ent in doc.ents:
                 name = ent.text.strip(" .,;:'\"\u2019\u201d\u201c")
-                low = name.lower()
                 if (ent.label_ in self.SKIP or not any(ch.isalnum() for ch in name)
-                        or (ent.label_ == "CARDINAL" and not any(ch.isdigit() for ch in name))
-                        or (t and (t in low or low in t)) or (last and last in low.split())):
+                        or (ent.label_ == "CARDINAL" and not any(ch.isdigit() for ch in name)) or not shown(name)):
                     continue
-                if low not in {n.lower() for n in names}:
+                if name.lower() not in {n.lower() for n in names}:
                     names.append(name)
             if not names:   # no names: the fact's nouns
                 names = list(dict.fromkeys(c.root.text for c in doc.noun_chunks
-                                           if c.root.pos_ == "NOUN" and not c.root.is_stop
-                                           and c.root.text.lower() not in t))
+                                           if c.root.pos_ == "NOUN" and not c.root.is_stop and shown(c.root.text)))
             rare = sorted(names, key=lambda n: self._rarity(pool, n), reverse=True)[:self.CLUES]
             self._clues[key] = [n for n in names if n in rare]
         return self._clues[key]
 
-    def describe(self, pool: ClaimPool, claim, ref: str, *, mask_as: str | None, person: bool) -> str:
-        """An article as the question names it: its reference, its headline (the claim's target masked as
-        `mask_as` when given) and its fact's clues."""
+    def describe(self, pool: ClaimPool, claim, ref: str, hidden: tuple[str, ...], *, mask_headline: bool,
+                 replacement: str = "") -> str:
+        """An article as the question names it: its reference, its headline (the `hidden` names masked as
+        `replacement` when `mask_headline`) and its fact's clues (never a hidden name)."""
         doc = pool.document_of(claim.id)
-        head = self.headline(doc.title, claim.target or "", mask_as, person)
+        head = self.headline(doc.title, doc.source, hidden if mask_headline else (), replacement)
         text = f"{ref} \u2018{head}\u2019" if head else ref
         fact = pool.fact(claim.id) or claim.text
-        clues = self.clues(pool, fact, claim.target or "", person)
+        clues = self.clues(pool, fact, hidden)
         return f"{text}, which mentions {_and(clues)}" if clues else text
 
     def query(self, candidate: Candidate, pool: ClaimPool) -> str:
@@ -347,23 +363,28 @@ class DescribedTemplates(OfflineTemplates):
         kind = candidate.extra.get("kind", "entity")
         claims = [pool.claims[c] for c in candidate.claims]
         refs = references(pool, candidate.claims)
-        person = kind == "person"
+        # every target of the candidate (and the answer) is hidden: the bridge is what is asked, or
+        # (temporal) what a method that looks names up in the claim layer would be handed
+        hidden = tuple(sorted({n for n in [*(c.target for c in claims), candidate.answer]
+                               if n and n not in ("Yes", "No") and len(n) >= 3}))
         if t == INFERENCE:
-            said = [self.describe(pool, c, r, mask_as=f"this {kind}", person=person) for c, r in zip(claims, refs)]
+            said = [self.describe(pool, c, r, hidden, mask_headline=True, replacement=f"this {kind}")
+                    for c, r in zip(claims, refs)]
             if len(said) == 2:
                 return f"Which {kind} is the subject of both {said[0]}; and {said[1]}?"
             return f"Which {kind} is the subject of all of these: {listing(said)}?"
         if t == COMPARISON:
-            said = [self.describe(pool, c, r, mask_as=indefinite(kind), person=person) for c, r in zip(claims, refs)]
+            said = [self.describe(pool, c, r, hidden, mask_headline=True, replacement=indefinite(kind))
+                    for c, r in zip(claims, refs)]
             if len(said) == 2:
                 return f"Do {said[0]}; and {said[1]}; concern the same {kind}?"
             return f"Do all of these concern the same {kind}: {listing(said)}?"
         if t == TEMPORAL:
-            said = [self.describe(pool, c, r, mask_as=None, person=person) for c, r in zip(claims, refs)]
             if candidate.extra.get("form") == "first":
                 sources = [pool.document_of(c.id).source or "" for c in claims]
-                said = [self.describe(pool, c, s, mask_as=None, person=person) for c, s in zip(claims, sources)]
+                said = [self.describe(pool, c, s, hidden, mask_headline=False) for c, s in zip(claims, sources)]
                 return f"Which source reported first: {listing(said).replace('; and ', '; or ')}?"
+            said = [self.describe(pool, c, r, hidden, mask_headline=False) for c, r in zip(claims, refs)]
             return f"Was {said[0]}, published before {said[1]}?"
         raise Rejected(f"no template for {t}")
 

@@ -77,15 +77,14 @@ EOF
 # the eight methods, with the recorded development-split runs' arguments (architecture_rerun.RUNS);
 # ONLY="vector bm25 ..." keeps those methods
 pick() { if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" ${1%%-*} "* ]]; then run "$@"; fi; }
+source bench/generate_methods.sh
 eight() {
-  pick vector-k10 --method vector -k 10
-  pick bm25-k10 --method bm25 -k 10
-  pick hybrid-k10 --method hybrid -k 10
-  pick metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank
-  [ "${1:-}" = no-treehop ] || pick treehop-packaged-k5-h2 --method treehop -k 5 --hops 2
-  pick ircot-offline-k5 --method ircot -k 5 --llm-backend none
-  pick decompose-offline-n3-k5 --method decompose --sub-questions 3 -k 5 --llm-backend none
-  pick claims-offline-k8 --method claims -k 8 --llm-backend none
+  local m
+  for m in $METHOD_ORDER; do
+    if [ "$m" = treehop ] && [ "${1:-}" = no-treehop ]; then continue; fi
+    # shellcheck disable=SC2086
+    pick ${METHOD_RUN[$m]}
+  done
 }
 
 ids=()
@@ -133,18 +132,12 @@ SUMMARIES=bench/results/generate-$NAME
 if has flat; then
   GEN_FLAT=$OUT/$FLAT/questions.json
   gen "$FLAT" "$GEN_FLAT" flat-generated --n "$N" --llm-backend none
-  declare -A FLAT_ARGS=([vector]="vector-k10 --method vector -k 10" [bm25]="bm25-k10 --method bm25 -k 10"
-    [hybrid]="hybrid-k10 --method hybrid -k 10" [ircot]="ircot-offline-k5 --method ircot -k 5 --llm-backend none"
-    [decompose]="decompose-offline-n3-k5 --method decompose --sub-questions 3 -k 5 --llm-backend none"
-    [claims]="claims-offline-k8 --method claims -k 8 --llm-backend none"
-    [treehop]="treehop-packaged-k5-h2 --method treehop -k 5 --hops 2"
-    [metarag]="metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank")
   for set in generated dev; do
     if [ "$set" = generated ]; then QUESTIONS=$GEN_FLAT; else QUESTIONS=$DEV; fi
     RUNS=$OUT/$FLAT/runs-$set EVAL_CORPUS=$FLAT SUMMARIES=bench/results/generate-$NAME/flat-$set
     mkdir -p "$RUNS" "$SUMMARIES"
     # shellcheck disable=SC2086
-    for m in $FLAT_METHODS; do pick ${FLAT_ARGS[$m]}; done
+    for m in $FLAT_METHODS; do pick ${METHOD_RUN[$m]}; done
   done
 fi
 SUMMARIES=bench/results/generate-$NAME

@@ -32,13 +32,7 @@ case $STUDY in
 esac
 source bench/eval_runs.sh
 EVAL_CORPUS=$NAME
-declare -A ARGS=([bm25]="bm25-k10 --method bm25 -k 10" [vector]="vector-k10 --method vector -k 10"
-  [hybrid]="hybrid-k10 --method hybrid -k 10"
-  [metarag]="metarag-rules-k10 --method metarag --filter-extractor rules -k 10 --no-rerank"
-  [treehop]="treehop-packaged-k5-h2 --method treehop -k 5 --hops 2"
-  [ircot]="ircot-offline-k5 --method ircot -k 5 --llm-backend none"
-  [decompose]="decompose-offline-n3-k5 --method decompose --sub-questions 3 -k 5 --llm-backend none"
-  [claims]="claims-offline-k8 --method claims -k 8 --llm-backend none")
+source bench/generate_methods.sh
 for v in "${ORDER[@]}"; do
   QUESTIONS=$OUT/$NAME/$v/questions.json RUNS=$OUT/$NAME/$v/runs SUMMARIES=$OUT/$NAME/$v/summaries
   mkdir -p "$RUNS" "$SUMMARIES"
@@ -51,7 +45,7 @@ for v in "${ORDER[@]}"; do
     python -c "import json, sys; print(json.dumps({\"command\": sys.argv[1], \"wall_seconds\": float(sys.argv[3]) - float(sys.argv[2])}))" "${cmd[*]}" "$t0" "$t1" > "$OUT/$NAME/$v/generate.json"
   fi
   # shellcheck disable=SC2086
-  for m in $METHODS; do run ${ARGS[$m]}; done
+  for m in $METHODS; do run ${METHOD_RUN[$m]}; done
 done
 # shellcheck disable=SC2086
 python bench/generate_variants_report.py --study "$STUDY" --name "$NAME" --out "$OUT" --dev "$DEV" \

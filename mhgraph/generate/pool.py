@@ -7,7 +7,9 @@ of its chunk that says it, mhgraph/generate/facts.py) is found when first asked 
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+import math
+import re
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -114,6 +116,15 @@ class ClaimPool:
     def chunk_row(self) -> dict[str, int]:
         """A chunk's row in chunk_vectors."""
         return {c: i for i, c in enumerate(self.chunk_ids)}
+
+    @functools.cached_property
+    def word_idf(self) -> dict[str, float]:
+        """Each lower-case word's inverse document frequency over the chunks (how rare a clue is)."""
+        counts: Counter[str] = Counter()
+        for text in self.chunk_text.values():
+            counts.update(set(re.findall(r"\w+", text.lower())))
+        n = max(len(self.chunk_text), 1)
+        return {w: math.log(n / c) for w, c in counts.items()}
 
     def document_of(self, claim_id: str) -> Document:
         return self.documents[self.claims[claim_id].document_id]

@@ -18,9 +18,7 @@ their evidence is exact.
 from __future__ import annotations
 
 import html
-import math
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,13 +43,12 @@ GIST_WORDS = 16
 LEADING = frozenset({"The", "A", "An", "This", "That", "These", "Those"})
 WORD = re.compile(r"\w+")
 NAME_FILLERS = frozenset({"the", "and", "for", "inc", "ltd", "llc", "corp"})
+ORDINALS = ("a report", "another report", "a third report", "a fourth report")
 
 
 def name_words(name: str) -> set[str]:
     """The words of a name that give it away (three letters or more, lower case, split at hyphens too)."""
     return {w for w in re.split(r"[\W_]+", name.lower()) if len(w) >= 3 and w not in NAME_FILLERS}
-
-ORDINALS = ("a report", "another report", "a third report", "a fourth report")
 
 
 class Rejected(Exception):
@@ -108,6 +105,12 @@ class Compressor:
         self._nlp = nlp
         self._seen: dict[tuple[str, str], str] = {}
 
+    @property
+    def nlp(self):
+        if self._nlp is None:
+            self._nlp = load_pipeline()
+        return self._nlp
+
     def __call__(self, text: str, target: str) -> str:
         key = (text, target)
         if key not in self._seen:
@@ -115,9 +118,7 @@ class Compressor:
         return self._seen[key]
 
     def _compress(self, text: str, target: str) -> str:
-        if self._nlp is None:
-            self._nlp = load_pipeline()
-        doc = self._nlp(text)
+        doc = self.nlp(text)
         root = doc[:].root
         subject = " ".join(t.text for c in root.children if c.dep_ in {"nsubj", "nsubjpass"} for t in c.subtree)
         if root.lemma_.lower() in self.REPORTING and target.lower() not in subject.lower():
@@ -258,26 +259,7 @@ class DescribedTemplates(OfflineTemplates):
 
     def __init__(self, nlp=None) -> None:
         super().__init__(nlp)
-        self._clues: dict[tuple[str, str], list[str]] = {}
-        self._idf: dict[str, float] = {}
-        self._idf_of: int | None = None
-
-    def _pipeline(self):
-        if self.compress._nlp is None:
-            self.compress._nlp = load_pipeline()
-        return self.compress._nlp
-
-    def _rarity(self, pool: ClaimPool, text: str) -> float:
-        """The highest inverse document frequency (over the corpus's chunks) of the words of `text`:
-        a clue that few chunks hold tells the reader more."""
-        if self._idf_of != (pool.corpus, len(pool.chunk_text)):
-            counts: Counter[str] = Counter()
-            for chunk in pool.chunk_text.values():
-                counts.update(set(WORD.findall(chunk.lower())))
-            n = max(len(pool.chunk_text), 1)
-            self._idf = {w: math.log(n / c) for w, c in counts.items()}
-            self._idf_of = (pool.corpus, len(pool.chunk_text))
-        return max((self._idf.get(w, 0.0) for w in WORD.findall(text.lower())), default=0.0)
+        self._clues: dict[tuple[str, tuple[str, ...]], list[str]] = {}
 
     def headline(self, title: str | None, source: str | None, hidden: tuple[str, ...] = (),
                  replacement: str = "") -> str | None:
@@ -291,7 +273,7 @@ class DescribedTemplates(OfflineTemplates):
                 text = head
                 break
         if len(text.split()) > self.HEADLINE_WORDS:
-            doc = self._pipeline()(text)
+            doc = self.compress.nlp(text)
             last = doc[self._token_of_word(doc, self.HEADLINE_WORDS) - 1]
             ends = [c.end_char for c in doc.noun_chunks if c.end_char <= last.idx + len(last.text)]
             cut = max((e for e in ends if len(text[:e].split()) >= 3), default=None)
@@ -322,7 +304,7 @@ class DescribedTemplates(OfflineTemplates):
         the fact's order; none that shares a word with a `hidden` name."""
         key = (fact, hidden)
         if key not in self._clues:
-            doc = self._pipeline()(fact)
+            doc = self.compress.nlp(fact)
             lows = [h.lower() for h in hidden if h]
             hidden_words = set().union(*(name_words(h) for h in hidden)) if hidden else set()
 
@@ -341,7 +323,9 @@ class DescribedTemplates(OfflineTemplates):
             if not names:   # no names: the fact's nouns
                 names = list(dict.fromkeys(c.root.text for c in doc.noun_chunks
                                            if c.root.pos_ == "NOUN" and not c.root.is_stop and shown(c.root.text)))
-            rare = sorted(names, key=lambda n: self._rarity(pool, n), reverse=True)[:self.CLUES]
+            # the rarest clues: the highest inverse document frequency of a clue's words
+            rare = sorted(names, key=lambda n: max((pool.word_idf.get(w, 0.0) for w in WORD.findall(n.lower())),
+                                                   default=0.0), reverse=True)[:self.CLUES]
             self._clues[key] = [n for n in names if n in rare]
         return self._clues[key]
 

@@ -302,3 +302,59 @@ def test_scoring_option_shows_only_what_was_asked(sample_graph, settings, tmp_pa
         assert report.splitlines()[0] in out.stdout
     bad = run_cli(settings, "eval", "-m", "bm25", "--sample", "--scoring", "nope")
     assert bad.returncode == 2 and "Invalid value for '--scoring'" in bad.stderr
+
+
+def test_similarity_weight_sets_the_difficulty_and_calibrate_fits_one(runs, sample_graph, settings,
+                                                                       tmp_path: Path) -> None:
+    """eval --similarity-weight: D = h - lambda * s per question, equal-count bins in the report; runs
+    calibrate: the least-squares weight of a run's misses, r with it, checked on another run."""
+    from mhgraph.eval.calibration import (
+        calibrate,
+        fit_similarity_weight,
+        points_from_results,
+    )
+
+    out = run_cli(settings, "eval", "-m", "vector", "--sample", "-k", "4", "--similarity-weight", "6", "--no-trace",
+                  "--no-progress", "--runs-dir", str(tmp_path), "--run-id", "weighted")
+    assert out.returncode == 0, out.stderr
+    weighted = json.loads((tmp_path / "weighted" / "results.json").read_text())
+    plain = {r["id"]: r for r in json.loads((runs["vector"].run_dir / "results.json").read_text())}
+    scored = [r for r in weighted if r["difficulty"]]
+    assert scored and len(scored) == sum(1 for r in plain.values() if r["difficulty"])
+    for r in scored:
+        d, before = r["difficulty"], plain[r["id"]]["difficulty"]
+        assert d["similarity"] == pytest.approx(before["similarity"]) and d["hops"] == before["hops"]
+        assert d["value"] == pytest.approx(d["hops"] - 6 * d["similarity"]) and d["similarity_weight"] == 6
+        assert before["value"] == pytest.approx(before["hops"] - before["similarity"])
+    summary = json.loads((tmp_path / "weighted" / "report.json").read_text())
+    assert summary["difficulty"]["similarity_weight"] == 6 and len(summary["difficulty"]["edges"]) > 2
+    assert sum(g["n"] for g in summary["by_difficulty"].values()) == len(scored)
+    assert "## By MHTS difficulty D = h - 6 s (equal-count bins)" in (tmp_path / "weighted" / "report.md").read_text()
+
+    vector_dir, bm25_dir = runs["vector"].run_dir, runs["bm25"].run_dir
+    fitted = run_cli(settings, "runs", "calibrate", str(vector_dir), "--check", str(bm25_dir), "--rule", "ours",
+                     "--min-bin", "3", "--max-bins", "4")
+    assert fitted.returncode == 0, fitted.stderr
+    report = json.loads((vector_dir / "calibration.json").read_text())
+    points = points_from_results(json.loads((vector_dir / "results.json").read_text()), rule="ours")
+    fit = fit_similarity_weight(points)
+    assert report["fit"]["questions"] == len(points) == len(scored)
+    assert report["fit"]["hop_slope"] == pytest.approx(fit.hop_slope)
+    weights = ["1"] + ([f"{round(fit.similarity_weight, 1):g}"] if fit.similarity_weight is not None else [])
+    assert set(report["runs"]) == {str(vector_dir / "results.json"), str(bm25_dir / "results.json")}
+    for weight in weights:
+        expected = calibrate(points, float(weight), min_bin=3, max_bins=4)
+        got = report["runs"][str(vector_dir / "results.json")][weight]
+        assert got["r"] == (pytest.approx(expected.r) if expected.r is not None else None)
+        assert [b["questions"] for b in got["bins"]] == [b.questions for b in expected.bins]
+    lines = fitted.stdout.splitlines()
+    assert lines[0] == f"{vector_dir / 'results.json'}: {len(points)} questions with gold evidence; miss = 1 - Recall@10 (ours rule)"
+    assert sum("checked on" in line for line in lines) == len(weights)
+    assert lines[-1] == f"written: {vector_dir / 'calibration.json'}"
+
+    not_a_run = run_cli(settings, "runs", "calibrate", str(tmp_path / "nothing"))
+    assert not_a_run.returncode == 1 and not_a_run.stderr.strip() == (
+        f"error: {tmp_path / 'nothing'}: no run results (no results.json there, nor in a run folder of that name "
+        f"under runs)")
+    unscored = run_cli(settings, "runs", "calibrate", str(vector_dir), "--at", "7")
+    assert unscored.returncode == 1 and "no question with a difficulty and a Recall@7 by the official rule" in unscored.stderr

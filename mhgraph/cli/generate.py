@@ -8,7 +8,13 @@ import click
 from pydantic import ValidationError
 
 from mhgraph.app.generation import generate_questions
-from mhgraph.cli.root import cli, llm_options, quiet_progress, settings_from
+from mhgraph.cli.root import (
+    cli,
+    llm_options,
+    quiet_progress,
+    settings_from,
+    similarity_weight_option,
+)
 from mhgraph.errors import MhgraphError
 from mhgraph.generate.report import summary_lines
 from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, GenerateRequest
@@ -34,7 +40,8 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, Generat
 @click.option("--wording", type=click.Choice(WORDINGS), default="describe", show_default=True,
               help="Offline templates: describe names each article by its source and headline and its fact by the "
                    "fact's rarest names and figures; quote cuts the fact itself into the question.")
-@click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - s lies in LOW-HIGH.")
+@click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - lambda * s lies in LOW-HIGH.")
+@similarity_weight_option
 @click.option("--seed", default=0, show_default=True, type=int, help="Same corpus, seed and settings: the same file.")
 @click.option("--duplicate-threshold", default=0.92, show_default=True, type=float,
               help="Questions whose embeddings' cosine reaches this are near-duplicates (the later one is dropped).")
@@ -47,7 +54,7 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, Generat
 @llm_options
 @click.pass_context
 def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: str, construction: str, hops: str,
-             grouping: str, coherence: float, wording: str, difficulty: str | None, seed: int, duplicate_threshold: float,
+             grouping: str, coherence: float, wording: str, difficulty: str | None, similarity_weight: float, seed: int, duplicate_threshold: float,
              components: int | None, theta: float, answer_check: int, no_build: bool, no_progress: bool,
              llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Write multi-hop questions with verbatim evidence from a corpus's claim layer: by templates
@@ -57,8 +64,8 @@ def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: s
         quiet_progress()
     try:
         request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, grouping=grouping,
-                                  coherence=coherence, wording=wording, difficulty=difficulty, seed=seed,
-                                  duplicate_threshold=duplicate_threshold, components=components, theta=theta,
+                                  coherence=coherence, wording=wording, difficulty=difficulty,
+                                  similarity_weight=similarity_weight, seed=seed, duplicate_threshold=duplicate_threshold, components=components, theta=theta,
                                   answer_check=answer_check)
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -104,6 +104,13 @@ def engine_options(command=None, *, workers: bool = True):
                         help="Where the work runs: this process, or a Ray cluster (pip install 'mhgraph[ray]').")(command)
 
 
+def similarity_weight_option(command):
+    """--similarity-weight: lambda of the MHTS difficulty D = h - lambda * s (generate, eval)."""
+    return click.option("--similarity-weight", default=1.0, show_default=True, type=click.FloatRange(min=0),
+                        help="lambda of the MHTS difficulty D = h - lambda * s (1 as published); "
+                             "'mhgraph runs calibrate RUN' fits one to a run's misses.")(command)
+
+
 def ray_only(engine: str, **flags: object) -> None:
     """Refuse the Ray engine's flags on the local engine rather than ignore them."""
     given = [f"--{name.replace('_', '-')}" for name, value in flags.items() if value not in (None, ())]

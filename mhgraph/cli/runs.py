@@ -1,8 +1,9 @@
-"""`mhgraph runs`: the evaluation runs, listed, shown, compared and deleted."""
+"""`mhgraph runs`: the evaluation runs, listed, shown, compared, calibrated and deleted."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,6 +12,11 @@ import click
 from mhgraph.cli.root import cli, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.eval import traces
+from mhgraph.eval.calibration import (
+    calibrate,
+    fit_similarity_weight,
+    points_from_results,
+)
 from mhgraph.graph.connection import connect
 
 RUNS_DIR = Path("runs")
@@ -94,6 +100,59 @@ def stale_note(ctx: click.Context, run_ids: list[str]) -> str:
              f"({len(keys)}: {', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}); its figures are of the "
              "corpus as it was" for run, keys in stale.items()]
     return "\n\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+@runs_group.command("calibrate")
+@click.argument("run")
+@click.option("--check", "checks", multiple=True, help="Another run (e.g. on real questions) to score the fitted "
+                                                      "weight on; repeatable.")
+@click.option("--at", "at", default=10, show_default=True, type=click.IntRange(min=1), help="The miss is 1 - Recall@AT.")
+@click.option("--rule", type=click.Choice(["official", "ours"]), default="official", show_default=True,
+              help="Whose Recall@AT: the official MultiHop-RAG rule's (the run must have been scored with it) or ours.")
+@click.option("--min-bin", default=50, show_default=True, type=click.IntRange(min=1), help="Questions per D bin, at least.")
+@click.option("--max-bins", default=10, show_default=True, type=click.IntRange(min=3), help="D bins, at most.")
+@_runs_dir_option
+def calibrate_cmd(run: str, checks: tuple[str, ...], at: int, rule: str, min_bin: int, max_bins: int,
+                  runs_dir: Path) -> None:
+    """Fit the similarity weight lambda of the MHTS difficulty D = h - lambda * s to RUN's misses, and
+    say how well D orders them (Pearson r over equal-count D bins) with lambda 1 and the fitted one.
+    Written beside RUN's results as calibration.json."""
+    from mhgraph.eval.runner import load_results
+
+    def points(name: str) -> tuple[Path, list]:
+        path, rows = load_results(name, runs_dir)
+        found = points_from_results(rows, at=at, rule=rule)
+        if not found:
+            raise MhgraphError(f"{path}: no question with a difficulty and a Recall@{at} by the {rule} rule"
+                               + (" (run eval with --scoring official or both)" if rule == "official" else ""))
+        return path, found
+
+    path, fitted_on = points(run)
+    fit = fit_similarity_weight(fitted_on)
+    weights = [1.0] + ([round(fit.similarity_weight, 1)] if fit.similarity_weight is not None else [])
+    click.echo(f"{path}: {len(fitted_on)} questions with gold evidence; miss = 1 - Recall@{at} ({rule} rule)")
+    click.echo(f"least-squares miss: {fit.hop_slope:+.3f} per hop, {fit.similarity_slope:+.3f} per unit of s; "
+               + (f"similarity weight lambda = {weights[-1]:g}" if fit.similarity_weight is not None
+                  else f"no weight fitted: {fit.note}"))
+    report: dict = {"run": str(path), "at": at, "rule": rule, "fit": asdict(fit), "runs": {}}
+    for name, (where, found) in [(run, (path, fitted_on)), *((c, points(c)) for c in checks)]:
+        rows = report["runs"].setdefault(str(where), {})
+        for weight in weights:
+            cal = calibrate(found, weight, min_bin=min_bin, max_bins=max_bins)
+            rows[f"{weight:g}"] = asdict(cal)
+            shown = (f"r {cal.r:.3f} (p {cal.p:.2g}, {len(cal.bins)} bins)" if cal.r is not None
+                     else cal.note or "no r (the bins' miss rates do not vary)")
+            click.echo(f"  {'fitted on' if where == path else 'checked on'} {where}: lambda {weight:g}: {shown}")
+    last = calibrate(fitted_on, weights[-1], min_bin=min_bin, max_bins=max_bins)
+    for b in last.bins:
+        click.echo(f"    D [{b.low:.3f}, {b.high:.3f})  {b.questions:5} questions  mean D {b.mean_difficulty:.3f}  "
+                   f"miss {b.miss_rate:.3f}")
+    out = path.with_name("calibration.json")
+    out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if fit.similarity_weight is not None:
+        click.echo(f"use it: mhgraph eval --similarity-weight {weights[-1]:g} ...; "
+                   f"mhgraph generate --similarity-weight {weights[-1]:g} ...")
+    click.echo(f"written: {out}")
 
 
 @runs_group.command("delete")

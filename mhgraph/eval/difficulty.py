@@ -1,7 +1,8 @@
 """MHTS difficulty of a question: D = h - lambda * s.
 
 h is the number of evidence facts of the question, s the mean cosine similarity between the
-question's embedding and the embeddings of its gold chunks, lambda = 1. More facts make a question
+question's embedding and the embeddings of its gold chunks, lambda = 1 as in MHTS unless given
+(mhgraph.eval.calibration fits it on a scored run). More facts make a question
 harder; evidence that looks like the question makes it easier. D is undefined (None) for a question
 without gold chunks (null questions, or facts that matched no chunk). s depends on the embedding
 model, so difficulties are comparable only when computed with one model; compute them once per
@@ -12,7 +13,8 @@ Bins: fixed half-unit edges on D, `DIFFICULTY_EDGES` = 0.0, 0.5, ..., 4.0, givin
 (0, 1], D lies in [h-1, h), so whole-unit edges would only reproduce h; half-unit edges split each
 h in two: the upper half of [h-1, h) holds the questions whose gold chunks are on average less
 similar to the question than 0.5. Fixed edges keep the bins the same across runs and methods.
-`quantile_edges` gives equal-count edges instead, for a question set whose D values crowd a few bins.
+`quantile_edges` gives equal-count edges instead, for a question set whose D values crowd a few bins;
+`report_edges` uses them (five bins) for any lambda but 1, whose D no longer lies in [h-1, h).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Difficulty:
     hops: int            # h: evidence facts
     similarity: float    # s: mean cosine(question, gold chunk)
     value: float         # D = h - lambda * s
+    similarity_weight: float = LAMBDA  # lambda
 
 
 def cosine_similarities(query_vector: Sequence[float], chunk_vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -53,7 +56,7 @@ def difficulty(
     if len(gold_vectors) == 0:
         return None
     s = float(cosine_similarities(query_vector, gold_vectors).mean())
-    return Difficulty(hops, s, hops - lam * s)
+    return Difficulty(hops, s, hops - lam * s, lam)
 
 
 def difficulties(
@@ -84,6 +87,14 @@ def bin_labels(edges: Sequence[float] = DIFFICULTY_EDGES) -> list[str]:
 def bin_label(value: float, edges: Sequence[float] = DIFFICULTY_EDGES) -> str:
     """The label of the bin [edges[i], edges[i+1]) holding `value`."""
     return bin_labels(edges)[bisect.bisect_right(list(edges), value)]
+
+
+def report_edges(values: Iterable[float], similarity_weight: float = LAMBDA, bins: int = 5) -> tuple[float, ...]:
+    """The bins a report groups D by: the fixed half-unit edges for lambda = 1, else equal-count ones."""
+    if similarity_weight == LAMBDA:
+        return DIFFICULTY_EDGES
+    data = list(values)
+    return quantile_edges(data, bins) if data else DIFFICULTY_EDGES
 
 
 def quantile_edges(values: Iterable[float], bins: int = 4) -> tuple[float, ...]:

@@ -130,7 +130,9 @@ def to_markdown(summary: Summary) -> str:
     header = ["group", "n", *RANKING_COLUMNS.values(), *(k.capitalize() for k in recall_keys), "avg K", "F1 (last hop)"]
     lines += _table(header, _group_rows({"all": overall, **summary["by_type"]}, recall_keys))
     if summary["by_difficulty"]:
-        lines += ["", "## By MHTS difficulty D = h - s", ""]
+        weight = summary.get("difficulty", {}).get("similarity_weight", 1.0)
+        lines += ["", "## By MHTS difficulty D = h - s" if weight == 1.0 else
+                  f"## By MHTS difficulty D = h - {weight:g} s (equal-count bins)", ""]
         lines += _table(["D bin", *header[1:]], _group_rows(summary["by_difficulty"], recall_keys))
     if scoring == "both":
         lines += ["", *_official_section(summary, scoring)]

@@ -29,7 +29,7 @@ from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
 from mhgraph.eval import official, traces
 from mhgraph.eval.answers import score_answer, summarise_answers
-from mhgraph.eval.difficulty import difficulties
+from mhgraph.eval.difficulty import LAMBDA, difficulties, report_edges
 from mhgraph.eval.gold import (
     ChunkRef,
     CoverageReport,
@@ -75,6 +75,8 @@ class EvalOptions:
     answer: bool = False
     answer_k: int | None = None
     llm_cache: bool = True
+    # lambda of the MHTS difficulty D = h - lambda * s (1 as published; `mhgraph runs calibrate` fits one)
+    similarity_weight: float = LAMBDA
 
     @property
     def params(self) -> dict[str, Any]:
@@ -239,11 +241,14 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     query_vectors = dict(zip([q.id for q in questions],
                              embedder.embed_queries([q.query for q in questions]).tolist()))
     vectors = chunk_embeddings(driver, database, sorted({c for ids in with_gold.values() for c in ids}))
-    hardness = difficulties({q.id: len(q.evidence) for q in questions}, with_gold, query_vectors, vectors)
+    hardness = difficulties({q.id: len(q.evidence) for q in questions}, with_gold, query_vectors, vectors,
+                            lam=options.similarity_weight)
     records = score_results(questions, results, gold, recall_at=options.recall_at,
                             difficulty={qid: d.value for qid, d in hardness.items()})
+    edges = report_edges([d.value for d in hardness.values()], options.similarity_weight)
     summary = summarise(records, method=options.method, params=params,
-                        label=options.run_id or run_label(options.method, params))
+                        label=options.run_id or run_label(options.method, params), edges=edges)
+    summary["difficulty"] = {"similarity_weight": options.similarity_weight, "edges": list(edges)}
     summary["scoring"] = options.scoring
     official_scores = official.score_all(questions, results) if options.scoring != "ours" else None
     if official_scores is not None:
@@ -299,6 +304,22 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
             type(next(iter(kept.values()))).write_traces(kept, run_context)
     return EvalRun(run_id, run_dir, summary, coverage,
                    {k: str(v) for k, v in asdict(files).items()} | {"results": str(run_dir / "results.json")})
+
+
+def load_results(run: str | Path, runs_dir: Path = Path("runs")) -> tuple[Path, list[dict[str, Any]]]:
+    """A run's per-question results (its results.json) and their path, by run directory, file or id."""
+    path = Path(run)
+    for candidate in (path / "results.json", runs_dir / str(run) / "results.json", path):
+        if candidate.is_file() and candidate.name == "results.json":
+            try:
+                rows = json.loads(candidate.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise MhgraphError(f"{candidate}: not a run's results (invalid JSON: {exc})") from exc
+            if not isinstance(rows, list) or not all(isinstance(r, dict) and "id" in r for r in rows):
+                raise MhgraphError(f"{candidate}: not a run's results (a list of questions with an id)")
+            return candidate, rows
+    raise MhgraphError(f"{run}: no run results (no results.json there, nor in a run folder of that name "
+                       f"under {runs_dir})")
 
 
 def load_summary(run: str | Path, runs_dir: Path = Path("runs")) -> dict[str, Any]:

@@ -7,8 +7,9 @@ Per candidate, in order (the first check that fails rejects it, and the reason i
 3. every fact verbatim in its chunk (normalised containment, the rule gold matching uses);
 4. an entity answer not contained in its question;
 5. not a near-duplicate (cosine of the question embeddings >= threshold) of a question kept before;
-6. difficulty D = h - s, s the mean cosine between the question and its gold chunks (the chunks of
-   the fact's article that contain it), within the requested range if one is given.
+6. difficulty D = h - lambda * s (lambda: --similarity-weight, 1 by default), s the mean cosine
+   between the question and its gold chunks (the chunks of the fact's article that contain it),
+   within the requested range if one is given.
 Null questions have no gold: they record instead their best retrieval score (the top cosine over
 every chunk), which the summary sets beside the answerable questions'.
 
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mhgraph.errors import MhgraphError
-from mhgraph.eval.difficulty import bin_label
+from mhgraph.eval.difficulty import bin_label, report_edges
 from mhgraph.eval.gold import contains_fact, normalise
 from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, Candidate
 from mhgraph.generate.facts import content_words
@@ -254,7 +255,9 @@ class Generator:
         if written.facts:
             gold = self._gold_rows(written.facts)
             s = float(np.mean(pool.chunk_vectors[gold] @ vector))
-            difficulty = {"hops": hops, "similarity": round(s, 4), "value": round(hops - s, 4)}
+            weight = request.similarity_weight
+            difficulty = {"hops": hops, "similarity": round(s, 4), "value": round(hops - weight * s, 4),
+                          "similarity_weight": weight}
             if request.difficulty and not request.difficulty[0] <= difficulty["value"] <= request.difficulty[1]:
                 raise Rejected("difficulty outside the requested range")
         if len(pool.chunk_ids):
@@ -319,6 +322,7 @@ def summarise(generation: Generation, pool: ClaimPool, writer: QuestionWriter, r
     contains_answer = sum(1 for r in records if r["question_type"] == INFERENCE
                           and normalise(r["answer"]) in normalise(r["query"]))
     d_values = [r["difficulty"]["value"] for r in records if r.get("difficulty")]
+    edges = report_edges(d_values, request.similarity_weight)
     null_scores = [r["null_check"]["best_score"] for r in records if r.get("null_check")]
     written_by_type = Counter(r["question_type"] for r in records)
     asked_by_type: Counter = Counter()
@@ -334,7 +338,8 @@ def summarise(generation: Generation, pool: ClaimPool, writer: QuestionWriter, r
         "by_type": {t: {"asked": asked_by_type[t], "written": written_by_type.get(t, 0)} for t in asked_by_type},
         "by_construction": dict(Counter(r["construction"] for r in records)),
         "hops": dict(sorted(Counter(r["hops"] for r in records).items())),
-        "difficulty": {"bins": dict(sorted(Counter(bin_label(d) for d in d_values).items())),
+        "difficulty": {"similarity_weight": request.similarity_weight,
+                       "bins": dict(sorted(Counter(bin_label(d, edges) for d in d_values).items())),
                        "mean": round(float(np.mean(d_values)), 3) if d_values else None},
         "checks": {
             "facts": len(facts), "facts_verbatim": verbatim,

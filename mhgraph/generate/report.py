@@ -15,7 +15,8 @@ def summary_lines(summary: dict[str, Any], path: Path, summary_path: Path) -> li
     lines.append(f"  constructions      {', '.join(f'{k} {v}' for k, v in summary['by_construction'].items()) or '-'}")
     lines.append(f"  hops               {', '.join(f'{k}: {v}' for k, v in summary['hops'].items()) or '-'}")
     bins = summary["difficulty"]["bins"]
-    lines.append(f"  difficulty D       mean {summary['difficulty']['mean']}; "
+    weight = summary["difficulty"].get("similarity_weight", 1.0)
+    lines.append(f"  difficulty D       {'' if weight == 1.0 else f'(lambda {weight:g}) '}mean {summary['difficulty']['mean']}; "
                  f"{', '.join(f'{k} {v}' for k, v in bins.items()) or '-'}")
     share = checks["verbatim_share"]
     lines.append(f"  facts verbatim     {checks['facts_verbatim']} of {checks['facts']}"

@@ -29,6 +29,7 @@ import json
 import statistics
 import sys
 from collections import Counter
+from dataclasses import asdict
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,15 @@ from environment import describe, machine, versions
 from markdown import f, table
 from scipy.stats import kendalltau, pearsonr
 
-from mhgraph.eval.difficulty import quantile_edges
+from mhgraph.eval.calibration import (
+    CalibrationBin,
+    DifficultyPoint,
+    calibrate,
+    equal_count_bins,
+    fit_similarity_weight,
+    pearson,
+    points_from_results,
+)
 from mhgraph.generate.pipeline import lexical_overlap
 
 # method -> (run id on the generated set, its arguments)
@@ -202,21 +211,9 @@ def overlap(path: Path) -> dict[str, Any]:
                 "share_ge_0.8": sum(x >= 0.8 for x in v) / len(v)} for k, v in sorted(values.items())}
 
 
-def _bins(pts: list[tuple[float, int, float]], bins: int) -> list[dict[str, float]]:
-    edges = quantile_edges([d for d, _, _ in pts], bins)
-    groups = [[p for p in pts if lo <= p[0] < hi] for lo, hi in zip(edges, edges[1:])]
-    rows = [{"lo": lo, "hi": hi, "n": len(g), "mean_d": statistics.fmean(p[0] for p in g),
-             "recall@10": statistics.fmean(p[2] for p in g)} for lo, hi, g in zip(edges, edges[1:], groups) if g]
-    for r in rows:
-        r["miss"] = 1 - r["recall@10"]
-    return rows
-
-
-def _r(rows: list[dict[str, float]]) -> tuple[float | None, float | None]:
-    if len(rows) < 3:
-        return None, None
-    r = pearsonr([b["mean_d"] for b in rows], [b["miss"] for b in rows])
-    return float(r.statistic), float(r.pvalue)
+def _rows(bins: list[CalibrationBin]) -> list[dict[str, float]]:
+    return [{"lo": b.low, "hi": b.high, "n": b.questions, "mean_d": b.mean_difficulty, "recall@10": 1 - b.miss_rate,
+             "miss": b.miss_rate} for b in bins]
 
 
 def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, Any] | None:
@@ -224,32 +221,53 @@ def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, An
     vs vector's miss rate (official Recall@10); r for every other bin count allowed, as a sensitivity check."""
     if not results.is_file():
         return None
-    pts = [(q["difficulty"]["value"], q["difficulty"]["hops"], q["official"]["recall@10"]) for q in load(results)
-           if q.get("difficulty") and q.get("official")]
-    allowed = {b: rows for b in range(3, min(20, len(pts) // min_bin) + 1)
-               if (rows := _bins(pts, b)) and all(r["n"] >= min_bin for r in rows)}
-    if not allowed:
-        return {"questions": len(pts), "bins": [], "note": f"fewer than 3 bins of {min_bin}"}
-    head = max((b for b in allowed if b <= max_bins), default=min(allowed))
-    rows = allowed[head]
-    out: dict[str, Any] = {"questions": len(pts), "bins": rows, "bin_count": head}
-    out["r"], out["p"] = _r(rows)
-    out["sensitivity"] = {b: dict(zip(("r", "p"), _r(r))) for b, r in sorted(allowed.items())}
+    pts = points_from_results(load(results))
+    head = calibrate(pts, min_bin=min_bin, max_bins=max_bins)
+    if not head.bins:
+        return {"questions": len(pts), "bins": [], "note": head.note}
+    allowed = {b: bins for b in range(3, min(20, len(pts) // min_bin) + 1)
+               if (bins := equal_count_bins(pts, 1.0, b)) and all(x.questions >= min_bin for x in bins)}
+    out: dict[str, Any] = {"questions": len(pts), "bins": _rows(head.bins), "bin_count": len(head.bins),
+                           "r": head.r, "p": head.p}
+    out["sensitivity"] = {b: dict(zip(("r", "p"), pearson(bins))) for b, bins in sorted(allowed.items())}
     by_h: dict[int, list[float]] = {}
-    for _, h, rec in pts:
-        by_h.setdefault(h, []).append(rec)
+    for p in pts:
+        by_h.setdefault(p.hops, []).append(p.recall)
     out["by_hops"] = [{"h": h, "n": len(v), "miss": 1 - statistics.fmean(v)} for h, v in sorted(by_h.items())]
     kept = [b for b in out["by_hops"] if b["n"] >= min_bin]
     if len(kept) >= 3:
         r = pearsonr([b["h"] for b in kept], [b["miss"] for b in kept])
         out.update(r_hops=float(r.statistic), p_hops=float(r.pvalue))
     # diagnostic: D with a heavier weight on s (D_lambda = h - lambda s), same bin count as the headline
-    sim = [(q["difficulty"]["hops"], q["difficulty"]["similarity"], q["official"]["recall@10"]) for q in load(results)
-           if q.get("difficulty") and q.get("official")]
-    out["lambda_sweep"] = {lam: _r(_bins([(h - lam * s_, h, rec) for h, s_, rec in sim], head))[0]
-                           for lam in (1, 2, 3, 4, 6, 8)}
-    q = pearsonr([p[0] for p in pts], [1 - p[2] for p in pts])
+    out["lambda_sweep"] = {lam: pearson(equal_count_bins(pts, lam, len(head.bins)))[0] for lam in (1, 2, 3, 4, 6, 8)}
+    q = pearsonr([p.value(1.0) for p in pts], [1 - p.recall for p in pts])
     out.update(r_questions=float(q.statistic), p_questions=float(q.pvalue))
+    return out
+
+
+def fitted_calibration(fit_on: Path, check_on: dict[str, Path], min_bin: int) -> dict[str, Any] | None:
+    """lambda fitted (mhgraph.eval.calibration.fit_similarity_weight, what `mhgraph runs calibrate` does) on the
+    vector run of the generated set; r at lambda 1 and at the fitted lambda, there and on every run of check_on."""
+    if not fit_on.is_file():
+        return None
+    fit = fit_similarity_weight(points_from_results(load(fit_on)))
+    out: dict[str, Any] = {"fitted_on": str(fit_on), "fit": asdict(fit), "r": {}}
+    if fit.similarity_weight is None:
+        return out
+    weight = round(fit.similarity_weight, 1)
+    out["similarity_weight"] = weight
+    for label, path in {"fitted on": fit_on, **check_on}.items():
+        if path.is_file():
+            pts = points_from_results(load(path))
+            out["r"][label] = {}
+            for w in (1.0, weight):
+                cal = asdict(calibrate(pts, w, min_bin=min_bin))
+                if label not in ("fitted on", "development split") or w == 1.0:   # the bins where they are shown
+                    cal["bins"] = len(cal["bins"])
+                out["r"][label][f"{w:g}"] = cal
+            # s alone (D = -s): how much the hop term adds to the fitted D
+            alone = calibrate([DifficultyPoint(0, p.similarity, p.recall) for p in pts], 1.0, min_bin=min_bin)
+            out["r"][label]["similarity_alone"] = {"questions": alone.questions, "r": alone.r, "p": alone.p}
     return out
 
 
@@ -294,6 +312,39 @@ def calibration_lines(title: str, cal: dict[str, Any] | None) -> list[str]:
     lines += ["", "By hop count h: " + "; ".join(f"h {b['h']}: {b['n']} questions, miss {f(b['miss'])}"
                                                for b in cal["by_hops"]) + ".", ""]
     return lines
+
+
+def fitted_lines(fitted: dict[str, Any] | None) -> list[str]:
+    if not fitted:
+        return []
+    fit = fitted["fit"]
+    head = (f"**The similarity weight fitted on the generated set** (`mhgraph runs calibrate {fitted['fitted_on']} "
+            f"--check RUN`: "
+            f"the least-squares line of vector's per-question miss on h and s over the generated set's "
+            f"{fit['questions']} questions gives {fit['hop_slope']:+.3f} per hop and {fit['similarity_slope']:+.3f} per "
+            f"unit of s")
+    if fitted.get("similarity_weight") is None:
+        return [head + f"; no weight: {fit['note']}).", ""]
+    w = f"{fitted['similarity_weight']:g}"
+    lines = [head + f", so λ = {w}). The same equal-count binning as above; the other methods' rows are a "
+                    "diagnostic: the one λ, fitted to vector's misses on generated questions, set against each "
+                    "method's misses on the real ones:", ""]
+    rows = []
+    for label, by_w in fitted["r"].items():
+        one, best = by_w["1"], by_w[w]
+        rows.append([label, str(best["questions"]),
+                     f"{f(one['r'])} ({one['bins']} bins)" if one["r"] is not None else "-",
+                     f"**{f(best['r'])}** (p {fmt_p(best['p'])})" if best["r"] is not None else "-",
+                     f(by_w["similarity_alone"]["r"])])
+    lines += table(["run", "questions", "r at λ 1 (MHTS)", f"r at λ {w} (fitted on the generated set)",
+                    "r by s alone (D = −s)"], rows)
+    bins = fitted["r"].get("fitted on", {}).get(w, {}).get("bins")
+    if isinstance(bins, list):
+        lines += ["", f"Generated set at λ {w}:", ""]
+        lines += table(["D bin", "questions", "mean D", "miss rate"],
+                       [[f"[{b['low']:.2f}, {b['high']:.2f})", str(b["questions"]), f(b["mean_difficulty"]),
+                         f(b["miss_rate"])] for b in bins])
+    return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,6 +416,16 @@ def main(argv: list[str] | None = None) -> int:
     flat_generation = gen_record(res / "flat-generated-generate.json")
     cal["flat_generated"] = calibration(flat_runs["generated"] / "vector-k10" / "results.json", args.min_bin)
     cal["flat_dev"] = calibration(flat_runs["dev"] / "vector-k10" / "results.json", args.min_bin)
+    # the similarity weight a user would fit on the generated set (`mhgraph runs calibrate`), checked on the real
+    # questions; and, as a diagnostic, how that D orders the other methods' misses on the real questions
+    cal["fitted"] = fitted_calibration(
+        runs_gen / "vector-k10" / "results.json",
+        {"development split": runs_dev / "vector-k10" / "results.json",
+         **{f"development split, {m}": r for m, v in dev.items() if m != "vector" and (r := v.get("results"))}},
+        args.min_bin)
+    cal["flat_fitted"] = fitted_calibration(flat_runs["generated"] / "vector-k10" / "results.json",
+                                            {"development split on the flat corpus":
+                                             flat_runs["dev"] / "vector-k10" / "results.json"}, args.min_bin)
 
     info = machine()
     date = args.date or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%MZ")
@@ -511,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.min_bin} questions. MHTS reports r = 0.99 for its win rate, 0.93 for hop count alone.", ""]
     L += calibration_lines("Generated set", cal["generated"])
     L += calibration_lines("Development split", cal["dev"])
+    L += fitted_lines(cal["fitted"])
     L += ["## 3. Without metadata: the flat corpus", ""]
     fs = (flat_generation or {}).get("summary") or {}
     if flat_generation:
@@ -531,6 +593,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{tau_cell(flat_taus['recall@10'])}.", ""]
         L += calibration_lines("Generated-flat set", cal["flat_generated"])
         L += calibration_lines("Development split on the flat corpus", cal["flat_dev"])
+        L += fitted_lines(cal["flat_fitted"])
     elif flat_generation:
         L += [("No method ran on the flat corpus with this record: the generation line above is the one its record "
                f"file (bench/results/generate-{name}/flat-generated-generate.json) holds from an earlier run."), ""]

@@ -41,10 +41,9 @@ from scipy.stats import kendalltau, pearsonr
 
 from mhgraph.eval.calibration import (
     CalibrationBin,
-    DifficultyPoint,
     calibrate,
+    calibration_report,
     equal_count_bins,
-    fit_similarity_weight,
     pearson,
     points_from_results,
 )
@@ -226,7 +225,7 @@ def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, An
     if not head.bins:
         return {"questions": len(pts), "bins": [], "note": head.note}
     allowed = {b: bins for b in range(3, min(20, len(pts) // min_bin) + 1)
-               if (bins := equal_count_bins(pts, 1.0, b)) and all(x.questions >= min_bin for x in bins)}
+               if len(bins := equal_count_bins(pts, 1.0, b)) >= 3 and all(x.questions >= min_bin for x in bins)}
     out: dict[str, Any] = {"questions": len(pts), "bins": _rows(head.bins), "bin_count": len(head.bins),
                            "r": head.r, "p": head.p}
     out["sensitivity"] = {b: dict(zip(("r", "p"), pearson(bins))) for b, bins in sorted(allowed.items())}
@@ -239,35 +238,33 @@ def calibration(results: Path, min_bin: int, max_bins: int = 10) -> dict[str, An
         r = pearsonr([b["h"] for b in kept], [b["miss"] for b in kept])
         out.update(r_hops=float(r.statistic), p_hops=float(r.pvalue))
     # diagnostic: D with a heavier weight on s (D_lambda = h - lambda s), same bin count as the headline
-    out["lambda_sweep"] = {lam: pearson(equal_count_bins(pts, lam, len(head.bins)))[0] for lam in (1, 2, 3, 4, 6, 8)}
+    out["lambda_sweep"] = {lam: pearson(equal_count_bins(pts, lam, len(head.bins)))[0]
+                           for lam in (1, 2, 3, 4, 6, 8, 12, 24)}
     q = pearsonr([p.value(1.0) for p in pts], [1 - p.recall for p in pts])
     out.update(r_questions=float(q.statistic), p_questions=float(q.pvalue))
     return out
 
 
 def fitted_calibration(fit_on: Path, check_on: dict[str, Path], min_bin: int) -> dict[str, Any] | None:
-    """lambda fitted (mhgraph.eval.calibration.fit_similarity_weight, what `mhgraph runs calibrate` does) on the
-    vector run of the generated set; r at lambda 1 and at the fitted lambda, there and on every run of check_on."""
+    """lambda fitted on the vector run of the generated set (mhgraph.eval.calibration.calibration_report, what
+    `mhgraph runs calibrate` does); r at lambda 1, at the fitted lambda and by s alone, there and on every run of
+    check_on. Bins are kept for the first two runs (the ones the record shows)."""
     if not fit_on.is_file():
         return None
-    fit = fit_similarity_weight(points_from_results(load(fit_on)))
-    out: dict[str, Any] = {"fitted_on": str(fit_on), "fit": asdict(fit), "r": {}}
-    if fit.similarity_weight is None:
+    checks = {label: points_from_results(load(path)) for label, path in check_on.items() if path.is_file()}
+    report = calibration_report(("fitted on", points_from_results(load(fit_on))), checks, min_bin=min_bin)
+    out: dict[str, Any] = {"fitted_on": str(fit_on), "fit": asdict(report.fit), "similarity_weight": report.weight,
+                           "r": {}}
+    if report.weight is None:
         return out
-    weight = round(fit.similarity_weight, 1)
-    out["similarity_weight"] = weight
-    for label, path in {"fitted on": fit_on, **check_on}.items():
-        if path.is_file():
-            pts = points_from_results(load(path))
-            out["r"][label] = {}
-            for w in (1.0, weight):
-                cal = asdict(calibrate(pts, w, min_bin=min_bin))
-                if label not in ("fitted on", "development split") or w == 1.0:   # the bins where they are shown
-                    cal["bins"] = len(cal["bins"])
-                out["r"][label][f"{w:g}"] = cal
-            # s alone (D = -s): how much the hop term adds to the fitted D
-            alone = calibrate([DifficultyPoint(0, p.similarity, p.recall) for p in pts], 1.0, min_bin=min_bin)
-            out["r"][label]["similarity_alone"] = {"questions": alone.questions, "r": alone.r, "p": alone.p}
+    for i, (label, by_weight) in enumerate(report.runs.items()):
+        out["r"][label] = {w: asdict(cal) for w, cal in by_weight.items()}
+        out["r"][label]["similarity_alone"] = {"questions": report.similarity_alone[label].questions,
+                                               "r": report.similarity_alone[label].r,
+                                               "p": report.similarity_alone[label].p}
+        for w, cal in out["r"][label].items():
+            if w != "similarity_alone" and (i > 1 or w == "1"):   # bins only where the record shows them
+                cal["bins"] = len(cal["bins"])
     return out
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from pytest import approx
@@ -55,6 +60,13 @@ def test_bins_shrink_to_hold_the_minimum_and_too_few_questions_give_no_r() -> No
     few = calibrate(points[:120], 2.0, min_bin=50)
     assert few.bins == [] and few.r is None and "120 questions make fewer than 3 bins of at least 50" == few.note
     assert len(equal_count_bins(points, 2.0, 4)) == 4
+    # D with two values makes two bins, however many questions: no r, and the note says why
+    two = [DifficultyPoint(2 + i % 2, 0.5, 0.5 + 0.1 * (i % 3)) for i in range(600)]
+    tied = calibrate(two, 1.0)
+    assert tied.bins == [] and tied.r is None and tied.note == (
+        "D takes too few distinct values to make 3 bins of at least 50 questions")
+    flat = calibrate([DifficultyPoint(2, p.similarity, 0.5) for p in points], 1.0)
+    assert flat.r is None and flat.note == "the bins' miss rates do not vary" and len(flat.bins) == 3
 
 
 def test_no_weight_where_the_run_gives_no_usable_line() -> None:
@@ -84,3 +96,41 @@ def test_report_edges_are_fixed_for_the_published_weight_else_equal_count() -> N
     assert report_edges([1.2, 2.5], 1.0) == DIFFICULTY_EDGES
     edges = report_edges([-9.0, -7.0, -5.0, -3.0, -1.0], 8.0, bins=2)
     assert edges[0] == -9.0 and edges[-1] > -1.0 and len(edges) == 3
+
+
+def _results_file(folder: Path, points: list[DifficultyPoint]) -> Path:
+    """A run's results.json holding just what calibration reads."""
+    folder.mkdir(parents=True)
+    rows = [{"id": f"q{i}", "difficulty": {"hops": p.hops, "similarity": p.similarity, "value": p.value(1.0)},
+             "official": {"recall@10": p.recall}} for i, p in enumerate(points)]
+    (folder / "results.json").write_text(json.dumps(rows), encoding="utf-8")
+    return folder
+
+
+def _calibrate_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mhgraph.cli", "runs", "calibrate", *args],
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_runs_calibrate_fits_on_one_run_and_checks_on_another(tmp_path: Path) -> None:
+    generated = _results_file(tmp_path / "generated", _points(12.0))
+    real = _results_file(tmp_path / "real", _points(12.0, n=900, seed=1))
+    out = _calibrate_cli(str(generated), "--check", str(real))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1] == "least-squares miss: +0.100 per hop, -1.200 per unit of s; similarity weight lambda = 12"
+    assert lines[-2] == "use it: mhgraph eval --similarity-weight 12 ...; mhgraph generate --similarity-weight 12 ..."
+    written = json.loads((generated / "calibration.json").read_text(encoding="utf-8"))
+    assert written["weight"] == 12 and written["weights"] == [1.0, 12.0] and written["rule"] == "official"
+    for run in (generated, real):
+        by_weight = written["runs"][str(run / "results.json")]
+        assert by_weight["12"]["r"] == approx(1.0) and by_weight["1"]["r"] < 0.95
+        assert all(b["questions"] >= 50 for b in by_weight["12"]["bins"])
+        assert f"checked on {real / 'results.json'}: lambda 12: r 1.000" in out.stdout
+    # misses that fall with h: no weight, said so, and nothing to pass on
+    falling = _results_file(tmp_path / "falling", _points(3.0, hop_slope=-0.1))
+    none = _calibrate_cli(str(falling))
+    assert none.returncode == 0, none.stderr
+    assert "no weight fitted: the misses do not rise with h and fall with s on this run" in none.stdout
+    assert "use it:" not in none.stdout
+    assert json.loads((falling / "calibration.json").read_text(encoding="utf-8"))["weight"] is None

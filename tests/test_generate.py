@@ -664,6 +664,13 @@ def test_request_reads_ranges_and_types() -> None:
     request = GenerateRequest(types="null, inference,null", hops="3", difficulty="1.5-2.5")
     assert request.types == ("null", "inference") and request.hops == (3, 3) and request.difficulty == (1.5, 2.5)
     assert request.question_types == ("null_query", "inference_query")
+    # either bound may be negative: with a large similarity weight D is below 0
+    assert GenerateRequest(difficulty="-20--10").difficulty == (-20.0, -10.0)
+    assert GenerateRequest(difficulty="-5-0.5").difficulty == (-5.0, 0.5)
+    assert GenerateRequest(difficulty="-3").difficulty == (-3.0, -3.0)
+    for bad in ("2-", "1-2-3", "low-high"):
+        with pytest.raises(ValidationError, match="expected LOW-HIGH"):
+            GenerateRequest(difficulty=bad)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 30, 99, 500, 2556, 5000])
@@ -972,17 +979,24 @@ def test_described_headlines_and_clues_never_give_away_a_hidden_name() -> None:
 def test_similarity_weight_sets_each_questions_difficulty(sample_claims, settings, tmp_path: Path) -> None:
     """--similarity-weight: D = h - lambda * s, recorded with its lambda; the summary bins D by equal counts."""
     out = tmp_path / "weighted.json"
+    # a negative bound parses (with a large weight D is below 0)
     result = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(out), "--n", "8",
-                           "--types", "inference,comparison", "--similarity-weight", "5")
+                           "--types", "inference,comparison", "--similarity-weight", "5", "--difficulty=-3-1.2")
     assert result.returncode == 0, result.stderr
     questions = json.loads(out.read_text(encoding="utf-8"))
     assert questions and all(q["difficulty"] for q in questions)
     for q in questions:
         d = q["difficulty"]
         assert d["similarity_weight"] == 5 and d["value"] == pytest.approx(d["hops"] - 5 * d["similarity"], abs=4e-4)
+        assert -3 <= d["value"] <= 1.2
     summary = _summary_of(out)
     assert summary["difficulty"]["similarity_weight"] == 5 and summary["request"]["similarity_weight"] == 5
-    assert sum(summary["difficulty"]["bins"].values()) == len(questions)
+    assert summary["request"]["difficulty"] == [-3.0, 1.2]
+    bins = summary["difficulty"]["bins"]
+    assert sum(bins.values()) == len(questions)
+    # equal-count bins (the half-unit ones are for lambda 1), easiest first
+    lows = [float(label.strip("[<>=").split(",")[0]) for label in bins]
+    assert lows == sorted(lows) and lows[0] == pytest.approx(min(q["difficulty"]["value"] for q in questions), abs=0.006)
     assert "difficulty D       (lambda 5) mean" in result.stdout
     negative = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(out), "--similarity-weight", "-1")
     assert negative.returncode == 2 and "--similarity-weight" in negative.stderr

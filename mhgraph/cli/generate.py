@@ -40,7 +40,8 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, Generat
 @click.option("--wording", type=click.Choice(WORDINGS), default="describe", show_default=True,
               help="Offline templates: describe names each article by its source and headline and its fact by the "
                    "fact's rarest names and figures; quote cuts the fact itself into the question.")
-@click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - lambda * s lies in LOW-HIGH.")
+@click.option("--difficulty", help="Keep questions whose MHTS difficulty D = h - lambda * s lies in LOW-HIGH "
+                                   "(a negative bound: --difficulty=-20--10).")
 @similarity_weight_option
 @click.option("--seed", default=0, show_default=True, type=int, help="Same corpus, seed and settings: the same file.")
 @click.option("--duplicate-threshold", default=0.92, show_default=True, type=float,

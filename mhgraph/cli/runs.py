@@ -12,11 +12,7 @@ import click
 from mhgraph.cli.root import cli, settings_from
 from mhgraph.errors import MhgraphError
 from mhgraph.eval import traces
-from mhgraph.eval.calibration import (
-    calibrate,
-    fit_similarity_weight,
-    points_from_results,
-)
+from mhgraph.eval.calibration import calibration_report, points_from_results
 from mhgraph.graph.connection import connect
 
 RUNS_DIR = Path("runs")
@@ -123,35 +119,38 @@ def calibrate_cmd(run: str, checks: tuple[str, ...], at: int, rule: str, min_bin
         path, rows = load_results(name, runs_dir)
         found = points_from_results(rows, at=at, rule=rule)
         if not found:
-            raise MhgraphError(f"{path}: no question with a difficulty and a Recall@{at} by the {rule} rule"
-                               + (" (run eval with --scoring official or both)" if rule == "official" else ""))
+            hint = (" (the official rule scores Recall@10 only)" if rule == "official" and at != 10 else
+                    " (run eval with --scoring official or both)" if rule == "official" else "")
+            raise MhgraphError(f"{path}: no question with a difficulty and a Recall@{at} by the {rule} rule{hint}")
         return path, found
 
     path, fitted_on = points(run)
-    fit = fit_similarity_weight(fitted_on)
-    weights = [1.0] + ([round(fit.similarity_weight, 1)] if fit.similarity_weight is not None else [])
+    checked = dict(points(c) for c in checks)
+    report = calibration_report((str(path), fitted_on), {str(p): found for p, found in checked.items()},
+                                min_bin=min_bin, max_bins=max_bins)
+    fit = report.fit
     click.echo(f"{path}: {len(fitted_on)} questions with gold evidence; miss = 1 - Recall@{at} ({rule} rule)")
     click.echo(f"least-squares miss: {fit.hop_slope:+.3f} per hop, {fit.similarity_slope:+.3f} per unit of s; "
-               + (f"similarity weight lambda = {weights[-1]:g}" if fit.similarity_weight is not None
+               + (f"similarity weight lambda = {report.weight:g}" if report.weight is not None
                   else f"no weight fitted: {fit.note}"))
-    report: dict = {"run": str(path), "at": at, "rule": rule, "fit": asdict(fit), "runs": {}}
-    for name, (where, found) in [(run, (path, fitted_on)), *((c, points(c)) for c in checks)]:
-        rows = report["runs"].setdefault(str(where), {})
-        for weight in weights:
-            cal = calibrate(found, weight, min_bin=min_bin, max_bins=max_bins)
-            rows[f"{weight:g}"] = asdict(cal)
-            shown = (f"r {cal.r:.3f} (p {cal.p:.2g}, {len(cal.bins)} bins)" if cal.r is not None
-                     else cal.note or "no r (the bins' miss rates do not vary)")
-            click.echo(f"  {'fitted on' if where == path else 'checked on'} {where}: lambda {weight:g}: {shown}")
-    last = calibrate(fitted_on, weights[-1], min_bin=min_bin, max_bins=max_bins)
-    for b in last.bins:
+    for where, by_weight in report.runs.items():
+        role = "fitted on" if where == str(path) else "checked on"
+        rows = [*((f"lambda {w}", cal) for w, cal in by_weight.items()), ("s alone", report.similarity_alone[where])]
+        for name, cal in rows:
+            shown = f"r {cal.r:.3f} (p {cal.p:.2g}, {len(cal.bins)} bins)" if cal.r is not None else cal.note
+            click.echo(f"  {role} {where}: {name}: {shown}")
+    for b in report.runs[str(path)][f"{report.weights[-1]:g}"].bins:
         click.echo(f"    D [{b.low:.3f}, {b.high:.3f})  {b.questions:5} questions  mean D {b.mean_difficulty:.3f}  "
                    f"miss {b.miss_rate:.3f}")
     out = path.with_name("calibration.json")
-    out.write_text(json.dumps(report, indent=1), encoding="utf-8")
-    if fit.similarity_weight is not None:
-        click.echo(f"use it: mhgraph eval --similarity-weight {weights[-1]:g} ...; "
-                   f"mhgraph generate --similarity-weight {weights[-1]:g} ...")
+    try:
+        out.write_text(json.dumps({"run": str(path), "at": at, "rule": rule, **asdict(report)}, indent=1),
+                       encoding="utf-8")
+    except OSError as exc:
+        raise MhgraphError(f"{out}: cannot write the calibration ({exc.strerror})") from None
+    if report.weight is not None:
+        click.echo(f"use it: mhgraph eval --similarity-weight {report.weight:g} ...; "
+                   f"mhgraph generate --similarity-weight {report.weight:g} ...")
     click.echo(f"written: {out}")
 
 

@@ -116,11 +116,47 @@ def calibrate(points: Sequence[DifficultyPoint], similarity_weight: float = 1.0,
     """The most equal-count bins, up to `max_bins`, that each hold at least `min_bin` questions, and their r."""
     for count in range(min(max_bins, len(points) // max(min_bin, 1)), 2, -1):
         bins = equal_count_bins(points, similarity_weight, count)
-        if all(b.questions >= min_bin for b in bins):
+        if len(bins) >= 3 and all(b.questions >= min_bin for b in bins):
             r, p = pearson(bins)
-            return Calibration(similarity_weight, len(points), bins, r, p)
-    return Calibration(similarity_weight, len(points), [], None, None,
-                       note=f"{len(points)} questions make fewer than 3 bins of at least {min_bin}")
+            return Calibration(similarity_weight, len(points), bins, r, p,
+                               note=None if r is not None else "the bins' miss rates do not vary")
+    note = (f"{len(points)} questions make fewer than 3 bins of at least {min_bin}"
+            if len(points) < 3 * max(min_bin, 1) else
+            f"D takes too few distinct values to make 3 bins of at least {min_bin} questions")
+    return Calibration(similarity_weight, len(points), [], None, None, note=note)
+
+
+def shown_weight(weight: float) -> float:
+    """A fitted weight as reports give it and users pass it: three significant digits."""
+    return float(f"{weight:.3g}")
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """A weight fitted on one run, and how D orders the misses of that run and of others with it."""
+    fit: SimilarityWeightFit
+    weight: float | None                           # the fitted weight as shown (None: none fitted)
+    weights: list[float]                           # 1 (MHTS), and the fitted weight when it differs
+    runs: dict[str, dict[str, Calibration]]        # run label -> f"{weight:g}" -> its calibration
+    similarity_alone: dict[str, Calibration]       # run label -> D = -s (how much the hop term adds)
+
+
+def calibration_report(fit_on: tuple[str, Sequence[DifficultyPoint]],
+                       checks: Mapping[str, Sequence[DifficultyPoint]] | None = None, *,
+                       min_bin: int = 50, max_bins: int = 10) -> CalibrationReport:
+    """Fit the weight on `fit_on` (label, points); calibrate it and every run of `checks` with lambda 1,
+    with the fitted weight, and with s alone."""
+    label, points = fit_on
+    fit = fit_similarity_weight(points)
+    weight = shown_weight(fit.similarity_weight) if fit.similarity_weight is not None else None
+    weights = list(dict.fromkeys([1.0] + ([weight] if weight is not None else [])))
+    runs: dict[str, dict[str, Calibration]] = {}
+    alone: dict[str, Calibration] = {}
+    for name, found in {label: points, **(checks or {})}.items():
+        runs[name] = {f"{w:g}": calibrate(found, w, min_bin=min_bin, max_bins=max_bins) for w in weights}
+        alone[name] = calibrate([DifficultyPoint(0, p.similarity, p.recall) for p in found], 1.0,
+                                min_bin=min_bin, max_bins=max_bins)
+    return CalibrationReport(fit, weight, weights, runs, alone)
 
 
 def fit_similarity_weight(points: Sequence[DifficultyPoint]) -> SimilarityWeightFit:

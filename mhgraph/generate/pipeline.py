@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mhgraph.errors import MhgraphError
-from mhgraph.eval.difficulty import bin_label, report_edges
+from mhgraph.eval.difficulty import LAMBDA, bin_label, bin_labels, report_edges
 from mhgraph.eval.gold import contains_fact, normalise
 from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, Candidate
 from mhgraph.generate.facts import content_words
@@ -129,8 +129,10 @@ def partial_path(out: Path) -> Path:
 
 def fingerprint(request: GenerateRequest, pool: ClaimPool, writer: QuestionWriter, claims_by: list[str]) -> str:
     # what changes a decision; the answerability check comes after them all
-    # (the template wording means nothing to a model's questions)
-    ignored = {"answer_check"} | (set() if writer.label == OFFLINE_LABEL else {"wording"})
+    # (the template wording means nothing to a model's questions; MHTS's lambda 1 is left out so that
+    # a partial file written before the weight was an option still resumes)
+    ignored = ({"answer_check"} | (set() if writer.label == OFFLINE_LABEL else {"wording"})
+               | ({"similarity_weight"} if request.similarity_weight == LAMBDA else set()))
     data = {"format": FORMAT_VERSION, "request": request.model_dump(mode="json", exclude=ignored),
             "corpus": pool.corpus,
             "claims": len(pool.claims), "claims_by": sorted(claims_by), "writer": writer.label,
@@ -256,8 +258,9 @@ class Generator:
             gold = self._gold_rows(written.facts)
             s = float(np.mean(pool.chunk_vectors[gold] @ vector))
             weight = request.similarity_weight
-            difficulty = {"hops": hops, "similarity": round(s, 4), "value": round(hops - weight * s, 4),
-                          "similarity_weight": weight}
+            difficulty = {"hops": hops, "similarity": round(s, 4), "value": round(hops - weight * s, 4)}
+            if weight != LAMBDA:   # MHTS's lambda 1 goes unsaid, so a file made with it is what it always was
+                difficulty["similarity_weight"] = weight
             if request.difficulty and not request.difficulty[0] <= difficulty["value"] <= request.difficulty[1]:
                 raise Rejected("difficulty outside the requested range")
         if len(pool.chunk_ids):
@@ -339,7 +342,8 @@ def summarise(generation: Generation, pool: ClaimPool, writer: QuestionWriter, r
         "by_construction": dict(Counter(r["construction"] for r in records)),
         "hops": dict(sorted(Counter(r["hops"] for r in records).items())),
         "difficulty": {"similarity_weight": request.similarity_weight,
-                       "bins": dict(sorted(Counter(bin_label(d, edges) for d in d_values).items())),
+                       "bins": {label: n for label in bin_labels(edges)
+                                if (n := Counter(bin_label(d, edges) for d in d_values).get(label))},
                        "mean": round(float(np.mean(d_values)), 3) if d_values else None},
         "checks": {
             "facts": len(facts), "facts_verbatim": verbatim,

@@ -3,6 +3,7 @@ one-line errors of bad values."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -14,6 +15,8 @@ TYPE_SHARES = {INFERENCE: 816, COMPARISON: 856, TEMPORAL: 583, NULL: 301}
 CONSTRUCTIONS = ("multihop-rag", "mhts", "both")
 GROUPINGS = ("story", "random")
 WORDINGS = ("describe", "quote")
+_NUMBER = r"\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*"
+RANGE = re.compile(rf"^{_NUMBER}(?:-{_NUMBER})?$")   # LOW-HIGH, or one value
 
 
 class GenerateRequest(BaseModel):
@@ -54,11 +57,12 @@ class GenerateRequest(BaseModel):
     @classmethod
     def _range(cls, value):
         if isinstance(value, str):
-            low, _, high = value.partition("-")
-            try:
-                return (float(low), float(high or low))
-            except ValueError:
-                raise ValueError(f"expected LOW-HIGH, got {value!r}") from None
+            # either bound may be negative (D is, with a large similarity weight): "-20--10", "-5-0.5"
+            found = RANGE.match(value)
+            if not found:
+                raise ValueError(f"expected LOW-HIGH, got {value!r}")
+            low, high = found.group(1), found.group(2)
+            return (float(low), float(high if high is not None else low))
         return value
 
     # field validators (not a model validator): an error names its option

@@ -176,7 +176,6 @@ def fit_similarity_weight(points: Sequence[DifficultyPoint]) -> SimilarityWeight
     hop_slope, similarity_slope = (float(c) for c in LinearRegression().fit(x, y).coef_)
     if hop_slope <= 0 or similarity_slope >= 0:
         return SimilarityWeightFit(None, hop_slope, similarity_slope, len(points), hop_values=hop_values,
-                                   note="the misses do not rise with h and fall with s on this run "
-                                        f"(slopes {hop_slope:+.3f} per hop, {similarity_slope:+.3f} per unit of s)")
+                                   note="the misses do not rise with h and fall with s on this run")
     return SimilarityWeightFit(-similarity_slope / hop_slope, hop_slope, similarity_slope, len(points),
                                hop_values=hop_values)

@@ -44,6 +44,7 @@ from mhgraph.eval.calibration import (
     calibrate,
     calibration_report,
     equal_count_bins,
+    fit_similarity_weight,
     pearson,
     points_from_results,
 )
@@ -255,6 +256,10 @@ def fitted_calibration(fit_on: Path, check_on: dict[str, Path], min_bin: int) ->
     report = calibration_report(("fitted on", points_from_results(load(fit_on))), checks, min_bin=min_bin)
     out: dict[str, Any] = {"fitted_on": str(fit_on), "fit": asdict(report.fit), "similarity_weight": report.weight,
                            "r": {}}
+    # diagnostic: the weight the first checked run (the real questions) would give if fitted on itself
+    if checks:
+        first = next(iter(checks))
+        out["fitted_on_check"] = {"run": first, "similarity_weight": fit_similarity_weight(checks[first]).similarity_weight}
     if report.weight is None:
         return out
     for i, (label, by_weight) in enumerate(report.runs.items()):
@@ -323,7 +328,10 @@ def fitted_lines(fitted: dict[str, Any] | None) -> list[str]:
     if fitted.get("similarity_weight") is None:
         return [head + f"; no weight: {fit['note']}).", ""]
     w = f"{fitted['similarity_weight']:g}"
-    lines = [head + f", so λ = {w}). The same equal-count binning as above; the other methods' rows are a "
+    own = (fitted.get("fitted_on_check") or {}).get("similarity_weight")
+    head += f", so λ = {w}" + (f"; fitted on the {fitted['fitted_on_check']['run']} itself it would be {own:.1f}"
+                               if own else "")
+    lines = [head + "). The same equal-count binning as above; the other methods' rows are a "
                     "diagnostic: the one λ, fitted to vector's misses on generated questions, set against each "
                     "method's misses on the real ones:", ""]
     rows = []

@@ -6,7 +6,8 @@
 # training-free p1 run again the same day. bench/generate_trained_report.py sets them beside the compose
 # record's in-domain pipelines and its earlier generated-trained figures.
 #   bash bench/generate_trained.sh [NAME] [TAG]    (TAG names the question set's models and runs; default
-#                                                   describe; RESUME=1 keeps finished runs; NOTES=FILE adds
+#                                                   describe; RESUME=1 keeps finished runs; TRAINED_RUNS=DIR
+#                                                   the runs' folder; NOTES=FILE adds
 #                                                   a verdict written after the runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ TREEHOP=${TREEHOP:-models/treehop-$NAME-generated}
 RERANK_TOKENS=${RERANK_TOKENS:-128}
 RERANK_WEIGHT=${RERANK_WEIGHT:-0.5}
 GEN_RERANKER=${GEN_RERANKER:-models/reranker-$NAME-generated-$TAG-$RERANK_TOKENS}
-RUNS=${OUT:-runs/bench-generate-trained/$NAME/$TAG}
+RUNS=${TRAINED_RUNS:-runs/bench-generate-trained/$NAME/$TAG}
 EVAL_CORPUS=$NAME
 SUMMARIES=bench/results/generate-trained-$NAME/$TAG
 mkdir -p "$RUNS" "$SUMMARIES"
@@ -28,10 +29,15 @@ done
 # the TreeHop folds must be those of this question set
 trained_on=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["questions_file"])' "$TREEHOP/folds.json")
 if [ "$trained_on" != "$GEN_QUESTIONS" ] || [ "$GEN_QUESTIONS" -nt "$TREEHOP/folds.json" ]; then
-  echo "error: $TREEHOP was trained on $trained_on, or before $GEN_QUESTIONS last changed" >&2; exit 1
+  echo "error: $TREEHOP was trained on $trained_on, or before $GEN_QUESTIONS last changed: remove it and run" \
+    "KFOLD=generated bash bench/generate.sh $NAME kfold" >&2; exit 1
 fi
 ids=()
 source bench/eval_runs.sh
+if [ -d "$GEN_RERANKER-onnx" ] && [ "$GEN_QUESTIONS" -nt "$GEN_RERANKER-onnx" ]; then
+  echo "error: $GEN_RERANKER-onnx is older than $GEN_QUESTIONS: remove it (and $GEN_RERANKER) to train it again" >&2
+  exit 1
+fi
 if [ ! -d "$GEN_RERANKER-onnx" ]; then
   mhgraph reranker train --corpus "$NAME" --questions "$GEN_QUESTIONS" --out "$GEN_RERANKER" --only-final \
     --negatives 4 --max-length "$RERANK_TOKENS"

@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rerank-weight", type=float, default=0.5)
     args = ap.parse_args(argv)
 
+    notes = args.notes.read_text(encoding="utf-8").strip() if args.notes else None   # before anything is written
     now = {run.name: figures(json.loads((run / "report.json").read_text(encoding="utf-8"))) for run in args.runs}
     compose = json.loads((args.recorded / f"compose-{args.name}.json").read_text(encoding="utf-8"))
     recorded = {rid: {m: r["official"][m] for m in METRICS} for rid, r in compose["runs"].items()}
@@ -102,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
          f"- date (UTC): {date}; machine: {describe(info)}, shared with other work (latency indicative)",
          f"- command: `{args.command}`; in-domain figures from bench/results/compose-{args.name}.json "
          f"({compose['date']})", ""]
-    if args.notes:
-        L += [args.notes.read_text(encoding="utf-8").strip(), ""]
+    if notes:
+        L += [notes, ""]
     L += table(["pipeline", "stages", "p50 ms", "Hits@4", "Hits@10", "Recall@10"],
                [[rid, f"`{r['stages']}`", f"{r['p50_ms']:.0f}", f(r["hits@4"]), f(r["hits@10"]), f(r["recall@10"])]
                 for rid, r in now.items()])

@@ -57,8 +57,8 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
              embedding_model: str | None, corpus: str | None, questions_path: Path | None, sample: bool,
              limit: int | None, per_type: int | None, types: str | None, workers: int, no_trace: bool, runs_dir: Path,
              run_id: str | None, compare: bool, list_runs: bool, delete_run: str | None, no_progress: bool,
-             scoring: str, answer: bool, answer_k: int | None, similarity_weight: float, llm_backend: str | None, llm_model: str | None,
-             no_cache: bool, engine: str, address: str | None, **method_flags: object) -> None:
+             scoring: str, answer: bool, answer_k: int | None, similarity_weight: float, llm_backend: str | None,
+             llm_model: str | None, no_cache: bool, engine: str, address: str | None, **method_flags: object) -> None:
     """Evaluate a retrieval method on MultiHop-RAG; or compare, list or delete runs."""
     if runs and not compare:
         raise click.UsageError(f"unexpected argument '{runs[0]}' (run ids go with --compare)")

@@ -55,9 +55,9 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, Generat
 @llm_options
 @click.pass_context
 def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: str, construction: str, hops: str,
-             grouping: str, coherence: float, wording: str, difficulty: str | None, similarity_weight: float, seed: int, duplicate_threshold: float,
-             components: int | None, theta: float, answer_check: int, no_build: bool, no_progress: bool,
-             llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
+             grouping: str, coherence: float, wording: str, difficulty: str | None, similarity_weight: float,
+             seed: int, duplicate_threshold: float, components: int | None, theta: float, answer_check: int,
+             no_build: bool, no_progress: bool, llm_backend: str | None, llm_model: str | None, no_cache: bool) -> None:
     """Write multi-hop questions with verbatim evidence from a corpus's claim layer: by templates
     (offline) or by the configured language model; checked, and summarised beside the file. Score
     methods on it with 'mhgraph eval --questions FILE --corpus NAME'."""
@@ -66,7 +66,8 @@ def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: s
     try:
         request = GenerateRequest(n=n, types=types, construction=construction, hops=hops, grouping=grouping,
                                   coherence=coherence, wording=wording, difficulty=difficulty,
-                                  similarity_weight=similarity_weight, seed=seed, duplicate_threshold=duplicate_threshold, components=components, theta=theta,
+                                  similarity_weight=similarity_weight, seed=seed,
+                                  duplicate_threshold=duplicate_threshold, components=components, theta=theta,
                                   answer_check=answer_check)
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -16,6 +16,7 @@ from mhgraph.cli.reference import configuration_markdown
 from mhgraph.config import LLM_BACKENDS, Settings, default_config_path, load_settings
 from mhgraph.engine import ENGINES
 from mhgraph.errors import MhgraphError
+from mhgraph.eval.difficulty import LAMBDA
 from mhgraph.retrieval import registry
 
 SAMPLE_CORPUS = "data/sample/corpus.json"
@@ -106,7 +107,7 @@ def engine_options(command=None, *, workers: bool = True):
 
 def similarity_weight_option(command):
     """--similarity-weight: lambda of the MHTS difficulty D = h - lambda * s (generate, eval)."""
-    return click.option("--similarity-weight", default=1.0, show_default=True, type=click.FloatRange(min=0),
+    return click.option("--similarity-weight", default=LAMBDA, show_default=True, type=click.FloatRange(min=0),
                         help="lambda of the MHTS difficulty D = h - lambda * s (1 as published); "
                              "'mhgraph runs calibrate RUN' fits one to a run's misses.")(command)
 

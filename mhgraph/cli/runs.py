@@ -125,8 +125,7 @@ def calibrate_cmd(run: str, checks: tuple[str, ...], at: int, rule: str, min_bin
         return path, found
 
     path, fitted_on = points(run)
-    checked = dict(points(c) for c in checks)
-    report = calibration_report((str(path), fitted_on), {str(p): found for p, found in checked.items()},
+    report = calibration_report((str(path), fitted_on), {str(p): found for p, found in map(points, checks)},
                                 min_bin=min_bin, max_bins=max_bins)
     fit = report.fit
     click.echo(f"{path}: {len(fitted_on)} questions with gold evidence; miss = 1 - Recall@{at} ({rule} rule)")

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mhgraph.eval.difficulty import DIFFICULTY_EDGES, bin_label, bin_labels
+from mhgraph.eval.difficulty import DIFFICULTY_EDGES, LAMBDA, bin_label, bin_labels
 from mhgraph.eval.metrics import QuestionResult, aggregate, grouped, null_scores
 from mhgraph.eval.official import RULE
 from mhgraph.markdown import fmt as _f
@@ -130,8 +130,8 @@ def to_markdown(summary: Summary) -> str:
     header = ["group", "n", *RANKING_COLUMNS.values(), *(k.capitalize() for k in recall_keys), "avg K", "F1 (last hop)"]
     lines += _table(header, _group_rows({"all": overall, **summary["by_type"]}, recall_keys))
     if summary["by_difficulty"]:
-        weight = summary.get("difficulty", {}).get("similarity_weight", 1.0)
-        lines += ["", "## By MHTS difficulty D = h - s" if weight == 1.0 else
+        weight = summary.get("difficulty", {}).get("similarity_weight", LAMBDA)
+        lines += ["", "## By MHTS difficulty D = h - s" if weight == LAMBDA else
                   f"## By MHTS difficulty D = h - {weight:g} s (equal-count bins)", ""]
         lines += _table(["D bin", *header[1:]], _group_rows(summary["by_difficulty"], recall_keys))
     if scoring == "both":

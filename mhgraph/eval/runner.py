@@ -306,10 +306,16 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                    {k: str(v) for k, v in asdict(files).items()} | {"results": str(run_dir / "results.json")})
 
 
+def _run_files(run: str | Path, runs_dir: Path, name: str) -> tuple[Path, Path, Path]:
+    """Where a run's file `name` is looked for: in the run directory given, in the run folder of that id
+    under runs_dir, or the path given itself."""
+    path = Path(run)
+    return path / name, runs_dir / str(run) / name, path
+
+
 def load_results(run: str | Path, runs_dir: Path = Path("runs")) -> tuple[Path, list[dict[str, Any]]]:
     """A run's per-question results (its results.json) and their path, by run directory, file or id."""
-    path = Path(run)
-    for candidate in (path / "results.json", runs_dir / str(run) / "results.json", path):
+    for candidate in _run_files(run, runs_dir, "results.json"):
         if candidate.is_file() and candidate.name == "results.json":
             try:
                 rows = json.loads(candidate.read_text(encoding="utf-8"))
@@ -324,8 +330,7 @@ def load_results(run: str | Path, runs_dir: Path = Path("runs")) -> tuple[Path, 
 
 def load_summary(run: str | Path, runs_dir: Path = Path("runs")) -> dict[str, Any]:
     """A run's summary (its report.json), by run directory, by file, or by run id under runs_dir."""
-    path = Path(run)
-    for candidate in (path / "report.json", runs_dir / str(run) / "report.json", path):
+    for candidate in _run_files(run, runs_dir, "report.json"):
         if candidate.is_file():
             try:
                 summary = json.loads(candidate.read_text(encoding="utf-8"))

@@ -326,6 +326,7 @@ def summarise(generation: Generation, pool: ClaimPool, writer: QuestionWriter, r
                           and normalise(r["answer"]) in normalise(r["query"]))
     d_values = [r["difficulty"]["value"] for r in records if r.get("difficulty")]
     edges = report_edges(d_values, request.similarity_weight)
+    in_bins = Counter(bin_label(d, edges) for d in d_values)
     null_scores = [r["null_check"]["best_score"] for r in records if r.get("null_check")]
     written_by_type = Counter(r["question_type"] for r in records)
     asked_by_type: Counter = Counter()
@@ -342,8 +343,7 @@ def summarise(generation: Generation, pool: ClaimPool, writer: QuestionWriter, r
         "by_construction": dict(Counter(r["construction"] for r in records)),
         "hops": dict(sorted(Counter(r["hops"] for r in records).items())),
         "difficulty": {"similarity_weight": request.similarity_weight,
-                       "bins": {label: n for label in bin_labels(edges)
-                                if (n := Counter(bin_label(d, edges) for d in d_values).get(label))},
+                       "bins": {label: in_bins[label] for label in bin_labels(edges) if in_bins[label]},
                        "mean": round(float(np.mean(d_values)), 3) if d_values else None},
         "checks": {
             "facts": len(facts), "facts_verbatim": verbatim,

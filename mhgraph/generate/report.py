@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mhgraph.eval.difficulty import LAMBDA
+
 
 def summary_lines(summary: dict[str, Any], path: Path, summary_path: Path) -> list[str]:
     checks = summary["checks"]
@@ -15,8 +17,9 @@ def summary_lines(summary: dict[str, Any], path: Path, summary_path: Path) -> li
     lines.append(f"  constructions      {', '.join(f'{k} {v}' for k, v in summary['by_construction'].items()) or '-'}")
     lines.append(f"  hops               {', '.join(f'{k}: {v}' for k, v in summary['hops'].items()) or '-'}")
     bins = summary["difficulty"]["bins"]
-    weight = summary["difficulty"].get("similarity_weight", 1.0)
-    lines.append(f"  difficulty D       {'' if weight == 1.0 else f'(lambda {weight:g}) '}mean {summary['difficulty']['mean']}; "
+    weight = summary["difficulty"].get("similarity_weight", LAMBDA)
+    shown = "" if weight == LAMBDA else f"(lambda {weight:g}) "
+    lines.append(f"  difficulty D       {shown}mean {summary['difficulty']['mean']}; "
                  f"{', '.join(f'{k} {v}' for k, v in bins.items()) or '-'}")
     share = checks["verbatim_share"]
     lines.append(f"  facts verbatim     {checks['facts_verbatim']} of {checks['facts']}"

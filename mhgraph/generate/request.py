@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from mhgraph.eval.difficulty import LAMBDA
 from mhgraph.generate.candidate import COMPARISON, INFERENCE, NULL, TEMPORAL, TYPE_NAMES
 
 # MultiHop-RAG's published question counts by type: the default mix
@@ -37,7 +38,7 @@ class GenerateRequest(BaseModel):
                                 "or quote its fact")
     seed: int = 0
     difficulty: tuple[float, float] | None = Field(None, description="keep questions with D in [low, high]")
-    similarity_weight: float = Field(1.0, ge=0, description="lambda of D = h - lambda * s (MHTS: 1)")
+    similarity_weight: float = Field(LAMBDA, ge=0, description="lambda of D = h - lambda * s (MHTS: 1)")
     duplicate_threshold: float = Field(0.92, gt=0, le=1, description="cosine at which two questions are duplicates")
     components: int | None = Field(None, ge=1, description="MHTS mixture components (default ~ sqrt(claims / 2))")
     theta: float = Field(0.1, gt=0, le=1, description="MHTS soft-assignment threshold")

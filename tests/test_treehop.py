@@ -293,6 +293,20 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
         ingest_corpus(SAMPLE / "corpus.json", replace(settings, corpus="sample"), sample_graph, progress=False)
 
 
+def test_train_evidence_disjoint_from_the_cli_withholds_and_labels_it(sample_graph, settings, tmp_path) -> None:
+    out = tmp_path / "treehop"
+    done = run_cli(settings, "treehop", "train", "--sample", "--folds", "2", "--epochs", "2", "--batch-size", "8",
+                   "--evidence-disjoint", "--no-final", "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "folds.json").read_text())
+    assert record["options"]["evidence_disjoint"] and record["options"]["pair_disjoint"]
+    assert all(fold["withheld_examples"] > 0 for fold in record["folds"])
+    assert "withheld: evidence of held-out questions" in done.stdout + done.stderr
+    from mhgraph.treehop.checkpoint import TreeHopModels
+
+    assert "evidence-disjoint" in TreeHopModels.load(out, "all-MiniLM-L6-v2").name
+
+
 def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, monkeypatch) -> None:
     from types import SimpleNamespace
 
@@ -325,3 +339,53 @@ def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, m
         assert all(kfold.fold(f"question number {e.question_id[1:]} about things") != fold for e in used)
     assert sum(f["withheld_examples"] for f in record["folds"]) == 4   # q0's and q5's two hops each
     assert "pair-disjoint" in TreeHopModels.load(tmp_path / "m", "all-MiniLM-L6-v2").name
+
+
+def test_evidence_disjoint_folds_never_train_on_a_held_out_questions_gold_chunk(tmp_path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    import mhgraph.training.treehop as training
+
+    # chunks shared across questions singly (2, 3, 4, 1) as well as a whole pair (0, 1): pair-disjoint folds
+    # would still train on hops through a held-out question's gold chunks; evidence-disjoint ones must not
+    golds = [(0, 1), (7, 8), (2, 3), (4, 5), (2, 6), (0, 1), (1, 9), (3, 4),
+             (12, 13), (14, 15), (16, 17), (18, 19), (20, 21), (22, 23)]
+    questions = [SimpleNamespace(id=f"q{i}", query=f"question number {i} about things") for i in range(len(golds))]
+    # near misses hold other questions' gold chunks too (2, 4, 12): a held-out one must not be trained on as a negative
+    examples = [training.Example(f"q{i}", i, a, b, (10, 11, 2, 4, 12)) for i, (x, y) in enumerate(golds)
+                for a, b in ((x, y), (y, x))]
+    rng = np.random.default_rng(0)
+    data = training.TrainingData(rng.normal(size=(len(golds), 8)).astype(np.float32),
+                                 rng.normal(size=(24, 8)).astype(np.float32), examples,
+                                 {f"q{i}": frozenset(g) for i, g in enumerate(golds)})
+    seen: dict[int, list] = {}
+    real = training.train_model
+
+    def spy(data_, train, dev, options, log, progress):
+        seen[len(seen)] = list(train) + list(dev)
+        return real(data_, train, dev, options, log, progress)
+
+    monkeypatch.setattr(training, "train_model", spy)
+    kfold = KFold(2, 0)
+    folds = [kfold.fold(q.query) for q in questions]
+    held = {f: {c for g, f2 in zip(golds, folds) if f2 == f for c in g} for f in (0, 1)}
+    expected = {f: [e for e in examples if folds[int(e.question_id[1:])] != f
+                    and e.chunk not in held[f] and e.target not in held[f]] for f in (0, 1)}
+    assert all(expected.values())   # the fixture leaves each fold model something to learn from
+    # and pair-disjoint folds would have kept some of what evidence-disjoint ones withhold
+    assert any(folds[int(e.question_id[1:])] != f and {e.chunk, e.target} & held[f]
+               and not any({e.chunk, e.target} <= set(g) for g, f2 in zip(golds, folds) if f2 == f)
+               for f in (0, 1) for e in examples)
+    options = training.TrainingOptions(folds=2, epochs=2, batch_size=4, negatives=2, final=False,
+                                       pair_disjoint=True, evidence_disjoint=True)
+    record = training.train_treehop(data, questions, options, tmp_path / "m", "all-MiniLM-L6-v2", log=lambda _: None,
+                                    progress=False)
+    for fold, used in seen.items():
+        assert not any({e.chunk, e.target, *e.near_misses} & held[fold] for e in used)
+        assert sorted((e.question_id, e.chunk, e.target) for e in used) == \
+            sorted((e.question_id, e.chunk, e.target) for e in expected[fold])
+        assert all(set(e.near_misses) == {10, 11, 2, 4, 12} - held[fold] for e in used)
+        assert {2, 4, 12} - held[fold]   # some near misses that are not held out are kept
+    trained_on = sum(len(v) for v in expected.values())
+    assert sum(f["withheld_examples"] for f in record["folds"]) == len(examples) - trained_on
+    assert "evidence-disjoint" in TreeHopModels.load(tmp_path / "m", "all-MiniLM-L6-v2").name

@@ -36,6 +36,9 @@ def treehop_group() -> None:
 @click.option("--pair-disjoint", is_flag=True,
               help="Also keep from each fold model every example whose two chunks are gold chunks of one of "
                    "its held-out questions (no held-out hop seen in training).")
+@click.option("--evidence-disjoint", is_flag=True,
+              help="Keep from each fold model every example that touches a gold chunk of one of its held-out "
+                   "questions (none of their evidence seen in training; stricter than --pair-disjoint).")
 @click.option("--corpus", help="Corpus the questions' gold chunks are in (default: the graph's only corpus).")
 @click.option("--model", "embedding_model", help="Embedding model (default: the one the corpus was ingested with).")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path),
@@ -46,7 +49,7 @@ def treehop_group() -> None:
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: int, batch_size: int,
               learning_rate: float, temperature: float, negatives: int, dropout: float, terms: str, seed: int,
-              no_final: bool, pair_disjoint: bool, corpus: str | None, embedding_model: str | None, questions_path: Path | None,
+              no_final: bool, pair_disjoint: bool, evidence_disjoint: bool, corpus: str | None, embedding_model: str | None, questions_path: Path | None,
               sample: bool, limit: int | None, no_progress: bool) -> None:
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
@@ -63,7 +66,8 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     options = TrainingOptions(folds=folds, seed=seed, epochs=epochs, patience=patience, batch_size=batch_size,
                               learning_rate=learning_rate, temperature=temperature, negatives=negatives,
                               dropout=dropout, terms=tuple(t.strip() for t in terms.split(",") if t.strip()),
-                              final=not no_final, pair_disjoint=pair_disjoint)
+                              final=not no_final, pair_disjoint=pair_disjoint or evidence_disjoint,
+                              evidence_disjoint=evidence_disjoint)
     gathered = treehop_data(settings, questions, progress=not no_progress)
     data, name, model = gathered.data, gathered.corpus, gathered.embedder.model_name
     click.echo(f"{len(data.examples)} examples from {len({e.question_id for e in data.examples})} of "

@@ -27,14 +27,19 @@ Questions of one corpus share articles, so a held-out question's hop (ci -> cj) 
 question's training example too: the fold model has then learnt that very hop. With
 pair_disjoint=True a fold model is also kept from every training example whose two chunks are
 both gold chunks of one held-out question, so none of the held-out questions' hops was seen in
-training: what is left is what the model generalises to new pairs of chunks.
+training: what is left is what the model generalises to new pairs of chunks. That still lets a fold
+model learn a held-out question's gold chunks from other hops through them (on MultiHop-RAG most
+held-out questions have every gold chunk in some training hop); evidence_disjoint=True keeps from it
+every example that touches a gold chunk of a held-out question, and those chunks from its near misses, so
+none of their evidence was seen:
+what is left is what the model does on evidence it never trained on, as on a new corpus.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -66,6 +71,7 @@ class TrainingOptions:
     terms: tuple[str, ...] = TERMS
     final: bool = True
     pair_disjoint: bool = False
+    evidence_disjoint: bool = False      # implies pair_disjoint: no held-out gold chunk in any example
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,11 @@ def held_out_pairs(data: TrainingData, held_out: Sequence[Any]) -> set[frozenset
         rows = sorted(data.gold.get(q.id, ()))
         pairs.update(frozenset((a, b)) for i, a in enumerate(rows) for b in rows[i + 1:])
     return pairs
+
+
+def held_out_chunks(data: TrainingData, held_out: Sequence[Any]) -> frozenset[int]:
+    """Every gold chunk of a held-out question: the chunks an evidence-disjoint fold model must not see."""
+    return frozenset(row for q in held_out for row in data.gold.get(q.id, ()))
 
 
 def build_examples(questions: Sequence[Any], fact_chunks: dict[str, list[list[str]]], near: dict[str, list[str]],
@@ -264,13 +275,23 @@ def train_treehop(data: TrainingData, questions: Sequence[Any], options: Trainin
         ids = {q.id for q in fold.training}
         examples = [e for e in data.examples if e.question_id in ids]
         withheld = 0
-        if options.pair_disjoint and fold.held_out:
+        if options.evidence_disjoint and fold.held_out:
+            chunks = held_out_chunks(data, fold.held_out)
+            # nor as a near miss: a held-out gold chunk learnt as "not this one" is seen too
+            kept = [replace(e, near_misses=tuple(c for c in e.near_misses if c not in chunks)) for e in examples
+                    if e.chunk not in chunks and e.target not in chunks]
+            withheld, examples = len(examples) - len(kept), kept
+            if not examples:
+                raise MhgraphError(f"{fold.name}: every training example touches a gold chunk of a held-out question; "
+                                   "use more folds (each then holds out fewer questions), or --pair-disjoint")
+        elif options.pair_disjoint and fold.held_out:
             pairs = held_out_pairs(data, fold.held_out)
             kept = [e for e in examples if frozenset((e.chunk, e.target)) not in pairs]
             withheld, examples = len(examples) - len(kept), kept
         train, dev = split_dev(examples, {i: texts[i] for i in ids}, options.dev_share)
         log(f"{fold.name}: {len(fold.training)} questions, {len(train)} training and {len(dev)} dev examples"
-            + (f" ({withheld} withheld: hops of held-out questions)" if withheld else ""))
+            + (f" ({withheld} withheld: {'evidence' if options.evidence_disjoint else 'hops'} of held-out questions)"
+               if withheld else ""))
         model, history = train_model(data, train, dev, options, log, progress)
         histories[fold.name] = history
         save_checkpoint(model, fold.directory, embedding_model, training={

@@ -112,7 +112,9 @@ class TreeHopModels:
             raise MhgraphError(f"{directory / FOLDS_FILE}: {kfold.k} folds but {len(paths)} models")
         checkpoints = [load_checkpoint(p, embedding_model) for p in paths]
         trained = checkpoints[0].model.trainable   # q - c and its ablations learn nothing from the folds
-        disjoint = ", pair-disjoint" if facts.get("options", {}).get("pair_disjoint") else ""
+        options = facts.get("options", {})
+        disjoint = (", evidence-disjoint" if options.get("evidence_disjoint")
+                    else ", pair-disjoint" if options.get("pair_disjoint") else "")
         return cls(checkpoints, f"{directory} (in-domain trained, {kfold.k}-fold{disjoint})" if trained
                    else f"{directory} (untrained: {' '.join(checkpoints[0].model.config.terms)})", kfold, facts)
 

@@ -9,10 +9,13 @@
 #             the calibration and the split-half agreement of the real questions with themselves);
 #   kfold     treehop k-fold on both sets: models trained by question folds of the development split,
 #             and of the generated set, each question scored by the fold model that never saw it
-#             (trained here when missing; KFOLD, default "dev pair-disjoint generated", picks which:
-#             the development split's ordinary and pair-disjoint folds, the generated set's folds);
+#             (trained here when missing; KFOLD, default "dev pair-disjoint generated evidence-disjoint",
+#             picks which: the development split's ordinary and pair-disjoint folds, the generated set's
+#             folds, and evidence-disjoint folds on both sets: no gold chunk of a held-out question in
+#             any training example);
 #   flat      corpus NAME-flat (corpus.txt, no metadata, claim layer built): N questions generated
 #             offline (temporal skipped, with a note), then FLAT_METHODS on the generated-flat set
+#             (treehop: evidence-disjoint k-fold models trained on each set over this corpus)
 #             and on the development split scored against the flat corpus (gold matched by fact text);
 #   local     LOCAL_N (default 8) questions with the local model (--llm-backend local), timed;
 #             LOCAL_CHECK (default 0) of them answered from their own gold evidence.
@@ -101,7 +104,7 @@ if has dev; then
   mkdir -p "$RUNS" "$SUMMARIES"; eight no-treehop   # treehop on these questions: the k-fold models (kfold)
 fi
 SUMMARIES=bench/results/generate-$NAME
-kfold_has() { [[ " ${KFOLD:-dev pair-disjoint generated} " == *" $1 "* ]]; }
+kfold_has() { [[ " ${KFOLD:-dev pair-disjoint generated evidence-disjoint} " == *" $1 "* ]]; }
 if has kfold && kfold_has dev; then
   MODELS=models/treehop-$NAME
   [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$DEV" --out "$MODELS" \
@@ -128,6 +131,19 @@ if has kfold && kfold_has generated; then
   RUNS=$OUT/$NAME/runs-generated EVAL_CORPUS=$NAME QUESTIONS=$GEN SUMMARIES=bench/results/generate-$NAME/generated
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
 fi
+if has kfold && kfold_has evidence-disjoint; then
+  # evidence-disjoint folds on both sets: each fold model kept from every training example that touches a gold
+  # chunk of a question it scores (the real questions reuse their evidence: question folds let a model learn a
+  # held-out question's gold chunks from other questions)
+  for set in dev generated; do
+    if [ "$set" = dev ]; then QUESTIONS=$DEV MODELS=models/treehop-$NAME-evidence-disjoint
+    else QUESTIONS=$GEN MODELS=models/treehop-$NAME-generated-evidence-disjoint; fi
+    [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$MODELS" \
+      --terms q,c,gate --no-final --evidence-disjoint --no-progress
+    RUNS=$OUT/$NAME/runs-$set EVAL_CORPUS=$NAME SUMMARIES=bench/results/generate-$NAME/$set
+    mkdir -p "$RUNS" "$SUMMARIES"; run treehop-evidencedisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+  done
+fi
 SUMMARIES=bench/results/generate-$NAME
 if has flat; then
   GEN_FLAT=$OUT/$FLAT/questions.json
@@ -136,8 +152,18 @@ if has flat; then
     if [ "$set" = generated ]; then QUESTIONS=$GEN_FLAT; else QUESTIONS=$DEV; fi
     RUNS=$OUT/$FLAT/runs-$set EVAL_CORPUS=$FLAT SUMMARIES=bench/results/generate-$NAME/flat-$set
     mkdir -p "$RUNS" "$SUMMARIES"
-    # shellcheck disable=SC2086
-    for m in $FLAT_METHODS; do pick ${METHOD_RUN[$m]}; done
+    for m in $FLAT_METHODS; do
+      if [ "$m" != treehop ]; then
+        # shellcheck disable=SC2086
+        pick ${METHOD_RUN[$m]}
+      elif [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" treehop "* ]]; then
+        # not the packaged model (trained on the real questions): evidence-disjoint k-fold models of this corpus
+        MODELS=models/treehop-$FLAT-$([ "$set" = dev ] && echo evidence-disjoint || echo generated-evidence-disjoint)
+        [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$FLAT" --questions "$QUESTIONS" --out "$MODELS" \
+          --terms q,c,gate --no-final --evidence-disjoint --no-progress
+        run treehop-evidencedisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+      fi
+    done
   done
 fi
 SUMMARIES=bench/results/generate-$NAME

@@ -76,15 +76,21 @@ DEV_BY_TYPE: dict[str, str] = {
     "decompose": "reasoning-multihop-rag/decompose-offline-n3-k5.json",
     "claims": "claims-multihop-rag/claims-offline-k8.json",
 }
+# treehop with evidence-disjoint k-fold models (no gold chunk of a held-out question in any training example), run
+# id on both sets: the real questions reuse their evidence, so question folds let a fold model learn most of a
+# held-out question's gold chunks from other questions (the "what the models saw" table measures it)
+EVIDENCE_DISJOINT = "treehop-evidencedisjoint-k5-h2"
+# the question-fold runs: k-fold by question on the generated set, pair-disjoint on the development split (no hop of
+# a held-out question among the training examples); the ranking before the evidence-disjoint runs
+QUESTION_FOLDS = {"generated": "treehop-kfold-k5-h2", "dev": "treehop-pairdisjoint-k5-h2"}
 # the run ids preferred under runs-dev/ (fresh runs of the current code): the same as on the generated set, but
-# treehop, which on the real questions is scored by its k-fold models only: the pair-disjoint ones when run (no
-# hop of a held-out question among their training examples, as for the generated questions, which seldom
-# share hops), else the ordinary ones
+# treehop, which on the real questions is scored by its k-fold models only: the evidence-disjoint ones when run,
+# else the pair-disjoint ones, else the ordinary ones
 DEV_FRESH = {**{m: [rid] for m, (rid, _) in METHODS.items()},
-             "treehop": ["treehop-pairdisjoint-k5-h2", "treehop-kfold-k5-h2"]}
-# treehop on the generated set: its own k-fold models (trained on the generated questions' folds) when run,
-# beside the packaged model (trained on the development split: the transfer to other questions)
-GEN_KFOLD = {"treehop": "treehop-kfold-k5-h2"}
+             "treehop": [EVIDENCE_DISJOINT, QUESTION_FOLDS["dev"], "treehop-kfold-k5-h2"]}
+# treehop on the generated set: its own k-fold models (trained on the generated questions' folds; evidence-disjoint
+# when run) beside the packaged model (trained on the development split: the transfer to other questions)
+GEN_KFOLD = {"treehop": [EVIDENCE_DISJOINT, QUESTION_FOLDS["generated"]]}
 ROUNDS = 1000      # random splits / bootstrap resamples for the agreement intervals
 LABEL = {
     "treehop": "treehop",
@@ -103,8 +109,8 @@ def figures(report: dict[str, Any]) -> dict[str, float | None]:
     return {"hits@10": off.get("hits@10"), "recall@10": off.get("recall@10"), "n": off.get("n")}
 
 
-def dev_figures(method: str, runs_dev: Path, recorded: Path) -> dict[str, Any]:
-    fresh = next((rid for rid in DEV_FRESH.get(method, []) if (runs_dev / rid / "report.json").is_file()), None)
+def dev_figures(method: str, runs_dev: Path, recorded: Path, prefer: dict[str, list[str]] = DEV_FRESH) -> dict[str, Any]:
+    fresh = next((rid for rid in prefer.get(method, []) if (runs_dev / rid / "report.json").is_file()), None)
     if fresh:
         rep = load(runs_dev / fresh / "report.json")
         return {**figures(rep), "source": f"fresh run {runs_dev / fresh}", "report": rep, "run_id": fresh,
@@ -182,6 +188,50 @@ def agreement(gen_runs: dict[str, dict[str, dict[str, float]]], dev_runs: dict[s
                          dev[rng.integers(0, len(dev), len(dev))].mean(0)))
     return {"methods": both, "rounds": rounds, "dev_questions": len(dev), "generated_questions": len(gen),
             "dev_split_half": _interval(halves), "bootstrap": _interval(boot)}
+
+
+def evidence_seen(results: Path, models: Path) -> dict[str, float]:
+    """Per question a k-fold TreeHop run scored, the share of its gold chunks that are gold chunks of a question its
+    fold model trained on (folds.json's training question ids): how much of its evidence that model has seen. An
+    evidence-disjoint model was kept from every example with a held-out gold chunk, so those chunks are taken out."""
+    record = load(models / "folds.json")
+    disjoint = (record.get("options") or {}).get("evidence_disjoint")
+    gold = {q["id"]: set(q.get("gold") or ()) for q in load(results)}
+    out: dict[str, float] = {}
+    for fold in record["folds"]:
+        training = set(fold["training_question_ids"])
+        held_out = {q: g for q, g in gold.items() if q not in training and g}
+        seen = set().union(*(gold.get(q, set()) for q in training))
+        if disjoint:
+            seen -= set().union(*held_out.values())
+        out.update((q, len(g & seen) / len(g)) for q, g in held_out.items())
+    return out
+
+
+def seen_groups(run: Path, vector: Path) -> dict[str, Any] | None:
+    """The k-fold TreeHop run's questions by how much of their evidence its fold models saw (none, some, all), with
+    TreeHop's and vector's official Hits@10 and Recall@10 on each group."""
+    report = run / "report.json"
+    if not report.is_file() or not (run / "results.json").is_file():
+        return None
+    # the run records the model as its name: "DIR (in-domain trained, 5-fold, ...)"
+    models = Path(((load(report).get("params") or {}).get("treehop_model") or "").split(" (")[0])
+    if not (models / "folds.json").is_file():
+        return None
+    seen = evidence_seen(run / "results.json", models)
+    th, vec = per_question(run / "results.json"), per_question(vector)
+    groups: dict[str, Any] = {}
+    for label, keep in (("none", lambda s: s == 0), ("some", lambda s: 0 < s < 1), ("all", lambda s: s == 1)):
+        ids = [q for q, s in seen.items() if keep(s) and q in th and q in vec]
+        groups[label] = {"questions": len(ids),
+                         **{f"{who} {metric}": (float(np.mean([pq[q][metric] for q in ids])) if ids else None)
+                            for who, pq in (("treehop", th), ("vector", vec)) for metric in ("hits@10", "recall@10")}}
+    scored = sum(g["questions"] for g in groups.values())
+    folds = load(models / "folds.json")["folds"]
+    return {"run": str(run), "models": str(models), "questions": scored,
+            "training_examples": float(np.mean([fold["examples"] + fold["dev_examples"] for fold in folds])),
+            "mean_share_seen": float(np.mean([seen[q] for q in seen if q in th])) if scored else None,
+            "groups": groups}
 
 
 def shared_hops(path: Path) -> dict[str, int]:
@@ -352,6 +402,55 @@ def fitted_lines(fitted: dict[str, Any] | None) -> list[str]:
     return lines + [""]
 
 
+def evidence_lines(seen: dict[str, Any], taus: dict[str, Any], question_fold_fig: dict[str, Any]) -> list[str]:
+    """The markdown of what the k-fold TreeHop models saw of the questions they score, and of τ with the
+    question-fold runs in place of the evidence-disjoint ones."""
+    if not seen:
+        return []
+    L = ["", "### What the k-fold TreeHop models saw of the questions they score", "",
+         "A fold model never trains on the questions it scores, but it can train on other questions with the same "
+         "gold chunks. Per held-out question, the share of its gold chunks that are gold chunks of a question its "
+         "fold model trained on (an upper bound: a question with one fact gives no example; for the "
+         "evidence-disjoint models, whose examples with a held-out gold chunk were withheld, none); the questions "
+         "by that share (none, some, all seen), with TreeHop's and vector's official Hits@10 on each group (vector "
+         "has no training: its column shows how hard the group is).", ""]
+    rows = []
+    for key, g in seen.items():
+        cells = [key, str(g["questions"]), f"{g['training_examples']:.0f}", f(g["mean_share_seen"])]
+        for label in ("none", "some", "all"):
+            grp = g["groups"][label]
+            cells.append(f"{grp['questions']}: {f(grp['treehop hits@10'])} / {f(grp['vector hits@10'])}"
+                         if grp["questions"] else "0")
+        rows.append(cells)
+    L += table(["set, treehop run", "questions", "training examples per fold", "mean share seen", "none seen: n, treehop / vector",
+                "some seen", "all seen"], rows)
+    if question_fold_fig:
+        q = question_fold_fig
+        L += ["", "The ranking above has treehop's **evidence-disjoint** k-fold models on both sets (`mhgraph treehop "
+                  "train --evidence-disjoint`). With the question-fold models instead (k-fold by question on the "
+                  "generated set; pair-disjoint folds on the real questions), treehop's figures are Hits@10 "
+                  f"{f(q['generated']['hits@10'])} generated / {f(q['dev']['hits@10'])} real, Recall@10 "
+                  f"{f(q['generated']['recall@10'])} / {f(q['dev']['recall@10'])}, and Kendall's τ:", ""]
+        rows = []
+        for k, v in taus.items():
+            e = v.get("with_question_fold_treehop")
+            if not e:
+                continue
+            cells = [k, tau_cell(e["all"]), tau_cell(e["without_claims"])]
+            for which in ("all", "without_claims"):
+                a = e["agreement"][which]
+                cells.append(f"{f(a['dev_split_half']['mean'])} ({f(a['dev_split_half']['share_ge_0.7'])}); "
+                             f"{f(a['bootstrap']['mean'])} [{f(a['bootstrap']['p05'])}, {f(a['bootstrap']['p95'])}]"
+                             if "dev_split_half" in a else "-")
+            rows.append(cells)
+            if e["all"].get("discordant") is not None:
+                cells[1] += " (discordant: " + (", ".join(f"{a}–{b}" for a, b in e["all"]["discordant"]) or "none") + ")"
+        L += table(["metric", "all methods", "without claims",
+                    "split-half τ (share ≥ 0.7); bootstrap τ [5th, 95th], all",
+                    "the same, without claims"], rows)
+    return L
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--name", default="multihop-rag")
@@ -370,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     runs_gen, runs_dev = args.out / name / "runs-generated", args.out / name / "runs-dev"
     gen_file = args.out / name / "questions.json"
 
-    gen_ids = {m: GEN_KFOLD[m] if m in GEN_KFOLD and (runs_gen / GEN_KFOLD[m] / "report.json").is_file() else rid
+    gen_ids = {m: next((k for k in GEN_KFOLD.get(m, []) if (runs_gen / k / "report.json").is_file()), rid)
                for m, (rid, _) in METHODS.items()}
     gen_reports = {m: load(runs_gen / rid / "report.json") for m, rid in gen_ids.items()
                    if (runs_gen / rid / "report.json").is_file()}
@@ -398,6 +497,24 @@ def main(argv: list[str] | None = None) -> int:
             d_ordinary = {**d, "treehop": dev_kfold[metric]}
             taus[metric]["with_ordinary_kfold_treehop"] = {"all": tau(g, d_ordinary, methods),
                                                            "without_claims": tau(g, d_ordinary, no_claims)}
+    # when the ranking has the evidence-disjoint treehop, the same with the question-fold runs
+    headline = {"generated": gen_ids["treehop"], "dev": dev["treehop"].get("run_id")}
+    folds_runs = {s: runs / QUESTION_FOLDS[s] for s, runs in (("generated", runs_gen), ("dev", runs_dev))}
+    question_fold_fig: dict[str, Any] = {}
+    if set(headline.values()) == {EVIDENCE_DISJOINT} and all((r / "report.json").is_file() for r in folds_runs.values()):
+        question_fold_fig = {s: figures(load(r / "report.json")) for s, r in folds_runs.items()}
+        q_pq = {s: per_question(r / "results.json") for s, r in folds_runs.items()}
+        for metric in ("hits@10", "recall@10"):
+            g = {**{m: (gen.get(m) or {}).get(metric) for m in methods}, "treehop": question_fold_fig["generated"][metric]}
+            d = {**{m: dev[m].get(metric) for m in methods}, "treehop": question_fold_fig["dev"][metric]}
+            g_pq, d_pq = {**gen_pq, "treehop": q_pq["generated"]}, {**dev_pq, "treehop": q_pq["dev"]}
+            taus[metric]["with_question_fold_treehop"] = {
+                "all": tau(g, d, methods), "without_claims": tau(g, d, no_claims),
+                "agreement": {"all": agreement(g_pq, d_pq, methods, metric),
+                              "without_claims": agreement(g_pq, d_pq, no_claims, metric)}}
+    seen = {f"{s}, {rid}": g for s, runs in (("generated", runs_gen), ("development split", runs_dev))
+            for rid in dict.fromkeys((*GEN_KFOLD["treehop"], *DEV_FRESH["treehop"]))
+            if (g := seen_groups(runs / rid, runs / "vector-k10" / "results.json"))}
     generation = gen_record(res / "generated-generate.json")
     local = gen_record(res / "local-generate.json")
     overlaps = {"generated": overlap(gen_file) if gen_file.is_file() else None, "dev": overlap(args.dev)}
@@ -412,6 +529,8 @@ def main(argv: list[str] | None = None) -> int:
     flat_fig: dict[str, dict[str, dict[str, Any]]] = {}
     for s, d in flat_runs.items():
         for m, (rid, _) in METHODS.items():
+            if m == "treehop":   # k-fold on this corpus, as in section 1: never the packaged model, trained on dev
+                rid = EVIDENCE_DISJOINT
             if (d / rid / "report.json").is_file():
                 flat_fig.setdefault(m, {})[s] = figures(load(d / rid / "report.json"))
     flat_taus = {}
@@ -438,7 +557,9 @@ def main(argv: list[str] | None = None) -> int:
     th = dict(gen_reports.get("treehop", {}).get("params", {}))
     if th.get("treehop_model"):
         th["treehop_model"] = th["treehop_model"].replace(str(Path.cwd()) + "/", "")
-    th_kfold = gen_ids["treehop"] in GEN_KFOLD.values()
+    th_kfold = gen_ids["treehop"] != METHODS["treehop"][0]
+    evidence_disjoint = gen_ids["treehop"] == EVIDENCE_DISJOINT    # on the generated set
+    both_evidence_disjoint = evidence_disjoint and dev["treehop"].get("run_id") == EVIDENCE_DISJOINT
     dev_th = dev["treehop"].get("report") or {}
     out: dict[str, Any] = {
         "what": "mhgraph generate measured (issue 25): method rankings on generated vs real questions, "
@@ -452,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         "treehop_packaged_on_generated": transfer,
         "treehop_ordinary_kfold_on_dev": dev_kfold,
         "generated_sharing_a_hop": shared_hops(gen_file) if gen_file.is_file() else None,
+        "treehop_question_folds": question_fold_fig or None, "treehop_evidence_seen": seen,
         "methods": {m: {"args": a, "run_id": gen_ids[m], "generated": gen.get(m),
                         "dev": {k: v for k, v in dev[m].items() if k != "report"}}
                     for m, (_, a) in METHODS.items()},
@@ -475,13 +597,17 @@ def main(argv: list[str] | None = None) -> int:
           f"- command: `{args.command}`",
           f"- models: embeddings {out['embedding_model']}; treehop on the generated set: "
           f"**{out['treehop_model_generated'] or '-'}** "
-          + ("(in-domain, k-fold by question over the generated set: each generated question scored by the fold "
+          + ("(in-domain, k-fold over the generated set, evidence-disjoint: each generated question scored by a fold "
+             "model that never trained on it nor on any example with one of its gold chunks, as a user without "
+             "questions of their own would train it)" if evidence_disjoint else
+             "(in-domain, k-fold by question over the generated set: each generated question scored by the fold "
              "model that never saw it, as a user without questions of their own would train it)"
              if th_kfold else "(the packaged UpdateGate, trained on the development split's questions over this "
              "corpus, never on the generated questions)")
           + "; treehop on the development "
           f"split: **{out['treehop_model_dev'] or '-'}** (in-domain, k-fold: each question scored by the fold "
-          "model that never saw it); ircot, decompose: the **offline strategies** (no language model); claims: "
+          "model that never saw it" + (" nor any example with one of its gold chunks"
+                                       if dev["treehop"].get("run_id") == EVIDENCE_DISJOINT else "") + "); ircot, decompose: the **offline strategies** (no language model); claims: "
           "the **offline claim layer** (spaCy, no language model); metarag: the rules filter extractor, no "
           "reranking. None of these are a language model's figures.", ""]
     L += ["## 1. Rankings: generated set vs development split", "",
@@ -490,7 +616,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m in methods:
         g, d = gen.get(m) or {}, dev[m]
-        args_cell = f"`{METHODS[m][1]}`" + (" (k-fold models on both sets)" if m == "treehop" and th_kfold else "")
+        args_cell = f"`{METHODS[m][1]}`" + ((" (evidence-disjoint k-fold models on both sets)" if both_evidence_disjoint
+                                             else " (k-fold models on both sets)") if m == "treehop" and th_kfold else "")
         rows.append([LABEL.get(m, m), args_cell,
                      f(g.get("hits@10")), str(taus["hits@10"]["ranks_generated"].get(m, "-")),
                      f(d.get("hits@10")), str(taus["hits@10"]["ranks_dev"].get(m, "-")),
@@ -546,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
         if t.get("discordant") is not None:
             L.append(f"- {k}, discordant pairs (ordered one way on the generated set, the other on the development "
                      f"split): " + (", ".join(f"{a}–{b}" for a, b in t["discordant"]) or "none"))
+    L += evidence_lines(seen, taus, question_fold_fig)
     L += ["", "Where the development figures come from:", ""]
     L += [f"- {m}: {dev[m]['source']}" for m in methods]
     L += [""]

@@ -32,6 +32,7 @@ from generate_report import (
     DEV_LABEL,
     LABEL,
     METHODS,
+    QUESTION_FOLDS,
     dev_figures,
     figures,
     load,
@@ -68,14 +69,19 @@ def coherence(path: Path, embedder) -> dict[str, dict[str, float]]:
     return out
 
 
+# the development-split runs the studies compare with: generate_report's, but treehop by its question folds
+VARIANTS_DEV = {**DEV_FRESH, "treehop": [QUESTION_FOLDS["dev"], "treehop-kfold-k5-h2"]}
+
+
 def dev_side(method: str, runs_dev: Path, name: str) -> dict[str, Any]:
     """A method's development-split figure: a fresh run when there is one, else the summary bench/generate.sh
-    recorded of it (bench/results/generate-NAME/dev/ID.json; treehop: the pair-disjoint k-fold models), else
+    recorded of it (bench/results/generate-NAME/dev/ID.json; treehop: the pair-disjoint k-fold models, the
+    question-fold figure its recorded studies were set beside), else
     what bench/generate_report.py falls back to."""
-    fresh = dev_figures(method, runs_dev, Path("bench/results"))
+    fresh = dev_figures(method, runs_dev, Path("bench/results"), VARIANTS_DEV)
     if fresh.get("run_id"):
         return fresh
-    for rid in DEV_FRESH.get(method, []):
+    for rid in VARIANTS_DEV.get(method, []):
         path = Path("bench/results") / f"generate-{name}" / "dev" / f"{rid}.json"
         if path.is_file():
             return {**figures(load(path)), "source": f"recorded: {path}"}

@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                                              else f"{published[0]} (K {published[1]})")
         trained = ("-" if s["method"] == "vector" else
                    "none" if not (p.get("in_domain_trained") and "gate" in p.get("terms", [])) else
-                   "in-domain (k-fold, pair-disjoint)" if "pair-disjoint" in str(p.get("treehop_model"))
+                   "in-domain (k-fold, evidence-disjoint)" if "evidence-disjoint" in str(p.get("treehop_model"))
+                   else "in-domain (k-fold, pair-disjoint)" if "pair-disjoint" in str(p.get("treehop_model"))
                    else "in-domain (k-fold)")
         branches = "-" if s["method"] == "vector" else str(p.get("branches") or k) if p.get("layer_top_k", True) else "all"
         rows.append([name, s["method"], str(k), str(hops), branches, trained, f"{100 * tr[-1]:.1f}",

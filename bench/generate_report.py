@@ -190,15 +190,26 @@ def agreement(gen_runs: dict[str, dict[str, dict[str, float]]], dev_runs: dict[s
             "dev_split_half": _interval(halves), "bootstrap": _interval(boot)}
 
 
-def evidence_seen(results: Path, models: Path) -> dict[str, float]:
-    """Per question a k-fold TreeHop run scored, the share of its gold chunks that are gold chunks of a question its
-    fold model trained on (folds.json's training question ids): how much of its evidence that model has seen. An
-    evidence-disjoint model was kept from every example with a held-out gold chunk, so those chunks are taken out."""
-    record = load(models / "folds.json")
-    disjoint = (record.get("options") or {}).get("evidence_disjoint")
-    gold = {q["id"]: set(q.get("gold") or ()) for q in load(results)}
+def ranking_agreement(gen: dict[str, float | None], dev: dict[str, float | None],
+                      gen_pq: dict[str, dict[str, dict[str, float]]], dev_pq: dict[str, dict[str, dict[str, float]]],
+                      methods: list[str], metric: str) -> dict[str, Any]:
+    """Kendall's τ between the two sets' figures, with all `methods` and without claims, and how far each can be
+    trusted (agreement over the per-question runs)."""
+    no_claims = [m for m in methods if m != "claims"]
+    return {"all": tau(gen, dev, methods), "without_claims": tau(gen, dev, no_claims),
+            "agreement": {"all": agreement(gen_pq, dev_pq, methods, metric),
+                          "without_claims": agreement(gen_pq, dev_pq, no_claims, metric)}}
+
+
+def evidence_seen(results: list[dict[str, Any]], folds: dict[str, Any]) -> dict[str, float]:
+    """Per question a k-fold TreeHop run scored (its results.json rows), the share of its gold chunks that are gold
+    chunks of a question its fold model trained on (folds.json's training question ids): how much of its evidence
+    that model has seen. An evidence-disjoint model was kept from every example with a held-out gold chunk, so those
+    chunks are taken out."""
+    disjoint = (folds.get("options") or {}).get("evidence_disjoint")
+    gold = {q["id"]: set(q.get("gold") or ()) for q in results}
     out: dict[str, float] = {}
-    for fold in record["folds"]:
+    for fold in folds["folds"]:
         training = set(fold["training_question_ids"])
         held_out = {q: g for q, g in gold.items() if q not in training and g}
         seen = set().union(*(gold.get(q, set()) for q in training))
@@ -218,7 +229,8 @@ def seen_groups(run: Path, vector: Path) -> dict[str, Any] | None:
     models = Path(((load(report).get("params") or {}).get("treehop_model") or "").split(" (")[0])
     if not (models / "folds.json").is_file():
         return None
-    seen = evidence_seen(run / "results.json", models)
+    folds = load(models / "folds.json")
+    seen = evidence_seen(load(run / "results.json"), folds)
     th, vec = per_question(run / "results.json"), per_question(vector)
     groups: dict[str, Any] = {}
     for label, keep in (("none", lambda s: s == 0), ("some", lambda s: 0 < s < 1), ("all", lambda s: s == 1)):
@@ -227,9 +239,8 @@ def seen_groups(run: Path, vector: Path) -> dict[str, Any] | None:
                          **{f"{who} {metric}": (float(np.mean([pq[q][metric] for q in ids])) if ids else None)
                             for who, pq in (("treehop", th), ("vector", vec)) for metric in ("hits@10", "recall@10")}}
     scored = sum(g["questions"] for g in groups.values())
-    folds = load(models / "folds.json")["folds"]
     return {"run": str(run), "models": str(models), "questions": scored,
-            "training_examples": float(np.mean([fold["examples"] + fold["dev_examples"] for fold in folds])),
+            "training_examples": float(np.mean([fold["examples"] + fold["dev_examples"] for fold in folds["folds"]])),
             "mean_share_seen": float(np.mean([seen[q] for q in seen if q in th])) if scored else None,
             "groups": groups}
 
@@ -488,11 +499,9 @@ def main(argv: list[str] | None = None) -> int:
     for metric in ("hits@10", "recall@10"):
         g = {m: (gen.get(m) or {}).get(metric) for m in methods}
         d = {m: dev[m].get(metric) for m in methods}
-        taus[metric] = {"all": tau(g, d, methods), "without_claims": tau(g, d, no_claims),
+        taus[metric] = {**ranking_agreement(g, d, gen_pq, dev_pq, methods, metric),
                         "without_claims_treehop": tau(g, d, [m for m in no_claims if m != "treehop"]),
-                        "ranks_generated": ranks(g), "ranks_dev": ranks(d),
-                        "agreement": {"all": agreement(gen_pq, dev_pq, methods, metric),
-                                      "without_claims": agreement(gen_pq, dev_pq, no_claims, metric)}}
+                        "ranks_generated": ranks(g), "ranks_dev": ranks(d)}
         if dev_kfold:   # the same with the ordinary k-fold treehop figure on the real questions
             d_ordinary = {**d, "treehop": dev_kfold[metric]}
             taus[metric]["with_ordinary_kfold_treehop"] = {"all": tau(g, d_ordinary, methods),
@@ -507,11 +516,8 @@ def main(argv: list[str] | None = None) -> int:
         for metric in ("hits@10", "recall@10"):
             g = {**{m: (gen.get(m) or {}).get(metric) for m in methods}, "treehop": question_fold_fig["generated"][metric]}
             d = {**{m: dev[m].get(metric) for m in methods}, "treehop": question_fold_fig["dev"][metric]}
-            g_pq, d_pq = {**gen_pq, "treehop": q_pq["generated"]}, {**dev_pq, "treehop": q_pq["dev"]}
-            taus[metric]["with_question_fold_treehop"] = {
-                "all": tau(g, d, methods), "without_claims": tau(g, d, no_claims),
-                "agreement": {"all": agreement(g_pq, d_pq, methods, metric),
-                              "without_claims": agreement(g_pq, d_pq, no_claims, metric)}}
+            taus[metric]["with_question_fold_treehop"] = ranking_agreement(
+                g, d, {**gen_pq, "treehop": q_pq["generated"]}, {**dev_pq, "treehop": q_pq["dev"]}, methods, metric)
     seen = {f"{s}, {rid}": g for s, runs in (("generated", runs_gen), ("development split", runs_dev))
             for rid in dict.fromkeys((*GEN_KFOLD["treehop"], *DEV_FRESH["treehop"]))
             if (g := seen_groups(runs / rid, runs / "vector-k10" / "results.json"))}

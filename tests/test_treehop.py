@@ -307,18 +307,20 @@ def test_train_evidence_disjoint_from_the_cli_withholds_and_labels_it(sample_gra
     assert "evidence-disjoint" in TreeHopModels.load(out, "all-MiniLM-L6-v2").name
 
 
-def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, monkeypatch) -> None:
+def _folds_on(golds, near_misses, monkeypatch):
+    """Synthetic training data (question i's gold chunks golds[i], each example with these near misses) and the
+    examples each fold model is given, recorded by a spy on train_model."""
     from types import SimpleNamespace
 
     import mhgraph.training.treehop as training
 
-    # q0 and q5 (in the other fold) share the gold pair (0, 1); the others share single chunks at most
-    golds = [(0, 1), (7, 8), (2, 3), (4, 5), (2, 6), (0, 1), (1, 9), (3, 4)]
     questions = [SimpleNamespace(id=f"q{i}", query=f"question number {i} about things") for i in range(len(golds))]
-    examples = [training.Example(f"q{i}", i, a, b, (10, 11)) for i, (x, y) in enumerate(golds) for a, b in ((x, y), (y, x))]
+    examples = [training.Example(f"q{i}", i, a, b, near_misses) for i, (x, y) in enumerate(golds)
+                for a, b in ((x, y), (y, x))]
     rng = np.random.default_rng(0)
+    chunks = max(max(near_misses), *(c for g in golds for c in g)) + 1
     data = training.TrainingData(rng.normal(size=(len(golds), 8)).astype(np.float32),
-                                 rng.normal(size=(12, 8)).astype(np.float32), examples,
+                                 rng.normal(size=(chunks, 8)).astype(np.float32), examples,
                                  {f"q{i}": frozenset(g) for i, g in enumerate(golds)})
     seen: dict[int, list] = {}
     real = training.train_model
@@ -328,6 +330,15 @@ def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, m
         return real(data_, train, dev, options, log, progress)
 
     monkeypatch.setattr(training, "train_model", spy)
+    return questions, examples, data, seen
+
+
+def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, monkeypatch) -> None:
+    import mhgraph.training.treehop as training
+
+    # q0 and q5 (in the other fold) share the gold pair (0, 1); the others share single chunks at most
+    golds = [(0, 1), (7, 8), (2, 3), (4, 5), (2, 6), (0, 1), (1, 9), (3, 4)]
+    questions, _, data, seen = _folds_on(golds, (10, 11), monkeypatch)
     options = training.TrainingOptions(folds=2, epochs=2, batch_size=4, negatives=2, final=False, pair_disjoint=True)
     record = training.train_treehop(data, questions, options, tmp_path / "m", "all-MiniLM-L6-v2", log=lambda _: None,
                                     progress=False)
@@ -342,30 +353,14 @@ def test_pair_disjoint_folds_never_train_on_a_held_out_questions_hop(tmp_path, m
 
 
 def test_evidence_disjoint_folds_never_train_on_a_held_out_questions_gold_chunk(tmp_path, monkeypatch) -> None:
-    from types import SimpleNamespace
-
     import mhgraph.training.treehop as training
 
     # chunks shared across questions singly (2, 3, 4, 1) as well as a whole pair (0, 1): pair-disjoint folds
     # would still train on hops through a held-out question's gold chunks; evidence-disjoint ones must not
     golds = [(0, 1), (7, 8), (2, 3), (4, 5), (2, 6), (0, 1), (1, 9), (3, 4),
              (12, 13), (14, 15), (16, 17), (18, 19), (20, 21), (22, 23)]
-    questions = [SimpleNamespace(id=f"q{i}", query=f"question number {i} about things") for i in range(len(golds))]
     # near misses hold other questions' gold chunks too (2, 4, 12): a held-out one must not be trained on as a negative
-    examples = [training.Example(f"q{i}", i, a, b, (10, 11, 2, 4, 12)) for i, (x, y) in enumerate(golds)
-                for a, b in ((x, y), (y, x))]
-    rng = np.random.default_rng(0)
-    data = training.TrainingData(rng.normal(size=(len(golds), 8)).astype(np.float32),
-                                 rng.normal(size=(24, 8)).astype(np.float32), examples,
-                                 {f"q{i}": frozenset(g) for i, g in enumerate(golds)})
-    seen: dict[int, list] = {}
-    real = training.train_model
-
-    def spy(data_, train, dev, options, log, progress):
-        seen[len(seen)] = list(train) + list(dev)
-        return real(data_, train, dev, options, log, progress)
-
-    monkeypatch.setattr(training, "train_model", spy)
+    questions, examples, data, seen = _folds_on(golds, (10, 11, 2, 4, 12), monkeypatch)
     kfold = KFold(2, 0)
     folds = [kfold.fold(q.query) for q in questions]
     held = {f: {c for g, f2 in zip(golds, folds) if f2 == f for c in g} for f in (0, 1)}

@@ -49,8 +49,9 @@ def treehop_group() -> None:
 @click.pass_context
 def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: int, batch_size: int,
               learning_rate: float, temperature: float, negatives: int, dropout: float, terms: str, seed: int,
-              no_final: bool, pair_disjoint: bool, evidence_disjoint: bool, corpus: str | None, embedding_model: str | None, questions_path: Path | None,
-              sample: bool, limit: int | None, no_progress: bool) -> None:
+              no_final: bool, pair_disjoint: bool, evidence_disjoint: bool, corpus: str | None,
+              embedding_model: str | None, questions_path: Path | None, sample: bool, limit: int | None,
+              no_progress: bool) -> None:
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
     from mhgraph.app.training import treehop_data  # torch

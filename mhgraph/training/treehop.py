@@ -30,9 +30,9 @@ both gold chunks of one held-out question, so none of the held-out questions' ho
 training: what is left is what the model generalises to new pairs of chunks. That still lets a fold
 model learn a held-out question's gold chunks from other hops through them (on MultiHop-RAG most
 held-out questions have every gold chunk in some training hop); evidence_disjoint=True keeps from it
-every example that touches a gold chunk of a held-out question, and those chunks from its near misses, so
-none of their evidence was seen:
-what is left is what the model does on evidence it never trained on, as on a new corpus.
+every example that touches a gold chunk of a held-out question, and those chunks from its near
+misses, so none of their evidence was seen: what is left is what the model does on evidence it never
+trained on, as on a new corpus.
 """
 
 from __future__ import annotations
@@ -274,20 +274,19 @@ def train_treehop(data: TrainingData, questions: Sequence[Any], options: Trainin
     def fit(fold: Fold, **more: Any) -> dict[str, Any]:
         ids = {q.id for q in fold.training}
         examples = [e for e in data.examples if e.question_id in ids]
-        withheld = 0
+        kept = examples
         if options.evidence_disjoint and fold.held_out:
             chunks = held_out_chunks(data, fold.held_out)
             # nor as a near miss: a held-out gold chunk learnt as "not this one" is seen too
             kept = [replace(e, near_misses=tuple(c for c in e.near_misses if c not in chunks)) for e in examples
                     if e.chunk not in chunks and e.target not in chunks]
-            withheld, examples = len(examples) - len(kept), kept
-            if not examples:
+            if not kept:
                 raise MhgraphError(f"{fold.name}: every training example touches a gold chunk of a held-out question; "
                                    "use more folds (each then holds out fewer questions), or --pair-disjoint")
         elif options.pair_disjoint and fold.held_out:
             pairs = held_out_pairs(data, fold.held_out)
             kept = [e for e in examples if frozenset((e.chunk, e.target)) not in pairs]
-            withheld, examples = len(examples) - len(kept), kept
+        withheld, examples = len(examples) - len(kept), kept
         train, dev = split_dev(examples, {i: texts[i] for i in ids}, options.dev_share)
         log(f"{fold.name}: {len(fold.training)} questions, {len(train)} training and {len(dev)} dev examples"
             + (f" ({withheld} withheld: {'evidence' if options.evidence_disjoint else 'hops'} of held-out questions)"

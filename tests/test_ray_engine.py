@@ -2,10 +2,12 @@
 this machine) against the real Neo4j: the Ray ingest writes the graph the local engine writes
 (nodes, relationships, properties, embeddings); a bad record in one of several files stops the job
 before anything is written; an embedding worker killed mid-ingest, and Neo4j restarted mid-write,
-still end in the clean run's graph."""
+still end in the clean run's graph (each fault lands while a write waits on a lock the test
+holds, so it is mid-write however fast the machine)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -21,6 +23,8 @@ import numpy as np
 import pytest
 
 from mhgraph.app.ingestion import ingest_files
+from mhgraph.graph.capabilities import detect
+from mhgraph.graph.schema import ensure_schema
 from tests.conftest import SAMPLE, cli_env, eval_run_dir, run_cli, wipe
 from tests.graph_state import whole_graph
 
@@ -223,35 +227,65 @@ def _ingest_in_background(settings, path: Path, address: str) -> subprocess.Pope
                             stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for_documents(driver, database: str, job: subprocess.Popen, at_least: int = 1, timeout: float = 300) -> int:
+def _until(check, job: subprocess.Popen, what: str, timeout: float = 300):
+    """Poll `check()` until it returns something true while the job runs; fail naming `what`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and job.poll() is None:
-        try:
-            n = _documents(driver, database)
-        except Exception:   # noqa: BLE001 - the server may be restarting
-            n = 0
-        if n >= at_least:
-            return n
-        time.sleep(0.5)
-    pytest.fail(f"the job wrote no document in time (exit {job.poll()}): {job.stderr.read()[-2000:] if job.stderr else ''}")
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    ended = job.poll() is not None   # reading a running job's stderr would wait for its end
+    pytest.fail(f"{what} (job exit {job.poll()}): {job.stderr.read()[-2000:] if ended and job.stderr else ''}")
+
+
+def _hold_the_corpus(driver, database: str, corpus: str, job: subprocess.Popen):
+    """An open transaction holding the write lock on the Corpus node, which every write
+    transaction of an ingest takes (next_revision.cypher): the job cannot finish while it is held,
+    so the fault lands mid-write however fast this machine is. (The schema must exist first: an
+    embedding actor's CREATE ... IF NOT EXISTS of a missing constraint would wait on this lock.)"""
+    _until(lambda: driver.execute_query("MATCH (k:Corpus {name: $name}) RETURN count(k) AS n", name=corpus,
+                                        database_=database).records[0]["n"], job, "the job made no Corpus node")
+    session = driver.session(database=database)
+    tx = session.begin_transaction()
+    tx.run("MATCH (k:Corpus {name: $name}) SET k.held = true", name=corpus).consume()
+    return session, tx
+
+
+def _blocked_writes(driver, database: str) -> int:
+    records, _, _ = driver.execute_query("SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' "
+                                         "RETURN count(*) AS n", database_=database)
+    return records[0]["n"]
 
 
 def _fault_mid_ingest(settings, driver, ray_address, tmp_path, fault, what: str) -> None:
-    """Ingest six copies of the sample on Ray, call `fault()` once a document is written, and
-    check the job still ends, with the graph a clean local run writes."""
+    """Ingest six copies of the sample on Ray, call `fault()` while one of its write transactions
+    waits on a lock this test holds, and check the job still ends, with the graph a clean local
+    run writes (the held transaction is rolled back, or lost with the server, writing nothing)."""
     path = corpus_file(tmp_path / "news.json", copies=6)
     clean = clean_run(settings, driver, path, "news")
+    database = settings.neo4j_database
+    dimensions = len(next(iter(clean["embeddings"].values())))
+    ensure_schema(driver, database, dimensions, detect(driver, database), settings.vector_quantization)
     job = _ingest_in_background(settings, path, ray_address)
     try:
-        written = _wait_for_documents(driver, settings.neo4j_database, job)
-        fault()
-        out, err = job.communicate(timeout=900)
+        session, tx = _hold_the_corpus(driver, database, "news", job)
+        try:
+            _until(lambda: _blocked_writes(driver, database), job, "no write of the job waited on the held lock")
+            written = _documents(driver, database)
+            fault()
+        finally:
+            with contextlib.suppress(Exception):   # gone already when the fault restarted the server
+                tx.rollback()
+            with contextlib.suppress(Exception):
+                session.close()
+        _, err = job.communicate(timeout=900)
     finally:
         if job.poll() is None:
             job.kill()
     assert job.returncode == 0, err[-3000:]
-    assert written < len(ARTICLES) * 6, f"the job had finished before {what}"
-    assert_same_graph(whole_graph(driver, settings.neo4j_database), clean)
+    assert written < len(ARTICLES) * 6, f"the job had written every document before {what}"
+    assert_same_graph(whole_graph(driver, database), clean)
 
 
 def test_an_embedding_worker_killed_mid_ingest_still_ends_in_the_clean_graph(settings, driver, ray_address,

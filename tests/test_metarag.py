@@ -4,6 +4,7 @@ rerankers (loading paths and order), and an end-to-end eval on the bundled corpu
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from datetime import date, datetime, timezone
 
@@ -241,18 +242,17 @@ def test_cross_encoder_scores_under_bf16_autocast(tiny_cross_encoder) -> None:
     assert scores == pytest.approx(fp32, abs=0.02) and scores != pytest.approx(fp32, abs=1e-6)
 
 
-def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(tiny_cross_encoder) -> None:
+def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(tiny_cross_encoder, tmp_path,
+                                                                               monkeypatch) -> None:
     """FlagEmbedding installed but failing to import (1.4.2 with transformers 5.10+): a bge-reranker
     still loads, with sentence-transformers' CrossEncoder (the same logits, through a sigmoid), and says so."""
-    import importlib.util
-
-    if importlib.util.find_spec("FlagEmbedding") is None:
-        pytest.skip("FlagEmbedding is not installed")
-    try:
-        import FlagEmbedding  # noqa: F401
-        pytest.skip("FlagEmbedding imports here: FlagReranker itself is used")
-    except ImportError:
-        pass
+    # an installed FlagEmbedding that fails as 1.4.2 does, found before any real one
+    broken = tmp_path / "site" / "FlagEmbedding"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError(\"No module named 'transformers.modeling_attn_mask_utils'\")\n")
+    monkeypatch.syspath_prepend(str(broken.parent))
+    for name in [m for m in sys.modules if m == "FlagEmbedding" or m.startswith("FlagEmbedding.")]:
+        monkeypatch.delitem(sys.modules, name)
     root, model, tokenizer = tiny_cross_encoder
     query = "Which company recalled robots?"
     with pytest.warns(UserWarning, match="does not import here.*loaded with sentence-transformers' CrossEncoder"):

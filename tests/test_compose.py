@@ -31,7 +31,9 @@ def test_stages_parse_in_any_order_with_defaults() -> None:
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
-    ("bogus=1", "unknown stage 'bogus' (stages: filter, candidates, expand, fuse, rerank)"),
+    ("bogus=1", "unknown stage 'bogus' (stages: filter, candidates, expand, fuse, rerank, diversify)"),
+    ("diversify=0", "stage 'diversify': Input should be greater than 0, got '0'"),
+    ("diversify=two", "stage 'diversify': Input should be a valid integer"),
     ("expand", "stage 'expand': write STAGE=VALUE"),
     ("fuse=rrf fuse=linear", "stage 'fuse' given twice"),
 ])
@@ -95,6 +97,23 @@ def test_fusion_by_reciprocal_rank_and_linear() -> None:
     # min-max per ranking: a x 1, y 0.5, z 0; b y 1, w 0.5, x 0
     assert {c.chunk_id: round(c.score, 3) for c in linear} == {"x": 1.0, "y": 1.5, "w": 0.5, "z": 0.0}
     assert [c.chunk_id for c in linear] == ["y", "x", "w", "z"]
+
+
+def test_diversify_keeps_at_most_n_chunks_of_a_document_before_the_rest() -> None:
+    from dataclasses import replace
+
+    from mhgraph.compose.diversity import per_document
+
+    ranked = [replace(c, document_id=d) for c, d in zip(
+        _chunks(("a1", 9), ("a2", 8), ("a3", 7), ("b1", 6), ("none", 5), ("b2", 4), ("c1", 3)),
+        ["A", "A", "A", "B", None, "B", "C"])]
+    one = per_document(ranked, 1, 5)
+    # A, B, the chunk with no document (its own), C; then the first held back, a2
+    assert [c.chunk_id for c in one] == ["a1", "b1", "none", "c1", "a2"] and [c.rank for c in one] == [1, 2, 3, 4, 5]
+    assert [c.chunk_id for c in per_document(ranked, 2, 7)] == ["a1", "a2", "b1", "none", "b2", "c1", "a3"]
+    assert [c.chunk_id for c in per_document(ranked, 3, 3)] == ["a1", "a2", "a3"]   # within the limit: unchanged
+    assert parse_stages("diversify=2").describe().endswith("rerank=none diversify=2")
+    assert "diversify" not in parse_stages("diversify=none").describe()
 
 
 # -- on the real server -----------------------------------------------------------------------
@@ -181,6 +200,42 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     unweighted = _retriever(sample_graph, settings, embedder, None, "compose",
                             ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}"))
     assert unweighted.params["rerank_weight"] == 0.5
+
+
+def test_diversify_stage_spreads_the_kept_chunks_over_documents(sample_graph, settings, embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.rerank.models import PACKAGED
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    def documents(chunks):
+        return [c.document_id for c in chunks]
+
+    plain = _retriever(sample_graph, settings, embedder, None, "compose",
+                       ComposeOptions(stages="candidates=vector", candidate_k=30)).search(QUESTION, top_k=30)
+    ranked = plain.hops[0].chunks
+    assert len(set(documents(ranked[:6]))) < 6     # the plain order repeats documents early
+    spread = _retriever(sample_graph, settings, embedder, None, "compose",
+                        ComposeOptions(stages="candidates=vector diversify=1", candidate_k=30)).search(QUESTION, top_k=6)
+    kept = spread.hops[0].chunks
+    # one chunk per document, the documents in the order of their best chunk
+    first_of = list(dict.fromkeys(documents(ranked)))
+    assert documents(kept) == first_of[:6] and len(set(documents(kept))) == 6
+    assert [c.chunk_id for c in kept] == [next(c.chunk_id for c in ranked if c.document_id == d) for d in first_of[:6]]
+    trace = spread.diagnostic(StageTrace)
+    assert [s["stage"] for s in trace.stages] == ["candidates", "fusion", "diversify"]
+    assert len(trace.stages[1]["chunks"]) == 30 and trace.stages[2]["chunks"] == [c.chunk_id for c in kept]
+    assert spread.params["stages"].endswith("rerank=none diversify=1")
+    # after a reranker: it orders all it scored, and the stage keeps its best of each document
+    options = {"candidate_k": 12, "rerank_k": 12, "rerank_weight": 1.0}
+    reranked = _retriever(sample_graph, settings, embedder, None, "compose",
+                          ComposeOptions(stages=f"candidates=vector rerank={PACKAGED}", **options)).search(QUESTION,
+                                                                                                          top_k=12)
+    both = _retriever(sample_graph, settings, embedder, None, "compose",
+                      ComposeOptions(stages=f"candidates=vector rerank={PACKAGED} diversify=1", **options))
+    kept = both.search(QUESTION, top_k=3).hops[0].chunks
+    order = reranked.hops[0].chunks
+    best = list(dict.fromkeys(documents(order)))[:3]
+    assert [c.chunk_id for c in kept] == [next(c.chunk_id for c in order if c.document_id == d) for d in best]
 
 
 def test_filter_on_a_flat_corpus_is_skipped_with_a_note(empty_graph, settings, embedder) -> None:

@@ -11,19 +11,28 @@ expansion, reciprocal rank fusion, no reranker).
   with them);
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
-  bi-encoder:MODEL, kfold:DIR), or none.
+  bi-encoder:MODEL, kfold:DIR), or none;
+- diversify: N, at most N chunks of one document among those kept (the others move below them),
+  or none (mhgraph/compose/diversity.py). Written out only when set, so a pipeline line without
+  it reads as before.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+)
 
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.extractors import EXTRACTORS
 
-STAGES = ("filter", "candidates", "expand", "fuse", "rerank")
+STAGES = ("filter", "candidates", "expand", "fuse", "rerank", "diversify")
 NONE = "none"
 
 
@@ -35,6 +44,7 @@ class PipelineStages(BaseModel):
     expand: tuple[str, ...] = ()
     fuse: Literal["rrf", "linear"] = "rrf"
     rerank: str | None = None
+    diversify: PositiveInt | None = None
 
     @field_validator("filter")
     @classmethod
@@ -62,7 +72,8 @@ class PipelineStages(BaseModel):
         """The canonical one-line form (what runs, every stage written out)."""
         return " ".join([f"filter={self.filter or NONE}", f"candidates={self.candidates}",
                          f"expand={','.join(self.expand) or NONE}", f"fuse={self.fuse}",
-                         f"rerank={self.rerank or NONE}"])
+                         f"rerank={self.rerank or NONE}",
+                         *([f"diversify={self.diversify}"] if self.diversify else [])])
 
 
 def parse_stages(text: str) -> PipelineStages:

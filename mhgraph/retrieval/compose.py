@@ -1,6 +1,6 @@
 """`compose`: methods as stages of one pipeline (mhgraph/compose/stages.py):
 
-    filter -> candidates -> expansion -> fusion -> rerank
+    filter -> candidates -> expansion -> fusion -> rerank -> diversify
 
 1. candidates: `candidate_k` chunks by vector, bm25 or hybrid; with a filter, metarag's filtered
    search (its extractor, vector or hybrid inside the filter). On a corpus whose chunks have no
@@ -11,6 +11,8 @@
 3. fusion: the candidates and the expansions' rankings fused (reciprocal rank or linear).
 4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
    the best `top_k` fused chunks are kept.
+5. diversify (when set): at most N chunks of one document among the `top_k` kept, from the
+   reranked (or fused) order; the chunks past a document's limit move below the others.
 
 Each stage is timed (RetrievalResult.phases) and its output kept (StageTrace), so an evaluation
 report shows where gold is lost. The stages' own methods are built with their options as the
@@ -28,6 +30,7 @@ from pydantic import model_validator
 
 from mhgraph import cypher
 from mhgraph.compose.diagnostics import StageTrace
+from mhgraph.compose.diversity import per_document
 from mhgraph.compose.fusion import fuse
 from mhgraph.compose.stages import PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
@@ -122,14 +125,23 @@ class ComposedRetriever(Retriever):
                           "chunks": list(pool)})
         t = time.perf_counter()
         fused = fuse(rankings, self.stages.fuse) if self.expansions else candidates
-        depth = self.rerank_k if self.reranker else top_k
+        limit = self.stages.diversify
+        depth = self.rerank_k if self.reranker else len(fused) if limit else top_k   # what the next stage sees
         record("fusion", f"{self.stages.fuse if self.expansions else 'none (one ranking)'}, top {depth}",
                time.perf_counter() - t, fused[:depth])
         if self.reranker is not None:
-            final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], top_k, self.rerank_weight)
-            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {top_k}", seconds, final)
+            # with diversify, the reranker orders all it scores, and the stage after it keeps top_k
+            keep = self.rerank_k if limit else top_k
+            final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], keep, self.rerank_weight)
+            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", seconds, final)
         else:
-            final = [replace(c, rank=rank) for rank, c in enumerate(fused[:top_k], start=1)]
+            final = [replace(c, rank=rank) for rank, c in enumerate(fused, start=1)]
+        if limit:
+            t = time.perf_counter()
+            final = per_document(final, limit, top_k)
+            record("diversify", f"at most {limit} per document, top {top_k}", time.perf_counter() - t, final)
+        else:
+            final = final[:top_k]
         seconds = time.perf_counter() - started
         stage_trace = StageTrace(self.stages.describe(), tuple(trace), self.note)
         return RetrievalResult(question, self.name, [Hop(1, final, query=question, seconds=seconds)],
@@ -152,8 +164,9 @@ class ComposedRetriever(Retriever):
 class ComposeOptions(MethodOptions):
     stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), candidates "
                                          "(vector, bm25, hybrid), expand (methods, comma-separated), fuse (rrf, "
-                                         "linear), rerank (a reranker); 'none' turns a stage off. Or the name of a "
-                                         "pipeline: one of `pipelines`, or shipped (" + ", ".join(PRESETS) + ").",
+                                         "linear), rerank (a reranker), diversify (N: at most N chunks of one "
+                                         "document kept); 'none' turns a stage off. Or the name of a pipeline: one "
+                                         "of `pipelines`, or shipped (" + ", ".join(PRESETS) + ").",
                          flag="--stages")
     pipelines: dict[str, str] = option({}, "Named pipelines, NAME = a stages line; '--stages NAME' runs one "
                                            "(a name shipped with mhgraph is replaced).")
@@ -248,6 +261,7 @@ def _held_out() -> frozenset[str]:
 
 
 METHOD = MethodSpec(
-    name="compose", description="methods as stages of one pipeline: filter, candidates, expansion, fusion, rerank",
+    name="compose", description="methods as stages of one pipeline: filter, candidates, expansion, fusion, rerank, "
+                                "diversify",
     options=ComposeOptions, build=build, indexes=_indexes, embedder=True, uses_llm=_uses_llm, held_out=_held_out,
     diagnostics=(StageTrace,))

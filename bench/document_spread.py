@@ -55,10 +55,10 @@ def main() -> None:
     found = {Path(r).name: spread(Path(r)) for r in args.runs}
     facts = sorted({n for s in found.values() for n in s[f"recall@{K}_by_facts"]})
     lines = ["", f"## How the top {K} spread over documents", "",
-             f"Documents: the mean number of documents among a question's top {K} chunks (known by title). "
+             (f"Documents: the mean number of documents among a question's top {K} chunks (known by title). "
              f"Recall@{K} by facts cited: official rule. Gold past {CAP}: questions with a gold chunk (our rule) "
              f"that is the third or later chunk of its document in the top {K}, which a cap of {CAP} per "
-             "document moves out.", ""]
+             "document moves out."), ""]
     lines += table(["run", "documents", *(f"Recall@{K}, {n} facts" for n in facts), f"gold past {CAP}"],
                    [[f"`{run}`", f"{s['documents_mean']:.2f}",
                      *(f(s[f"recall@{K}_by_facts"][n]["recall"]) if n in s[f"recall@{K}_by_facts"] else "-"

@@ -48,9 +48,10 @@ def shape(params: dict) -> tuple:
 
 
 def stages_cell(params: dict) -> str:
-    """The stages line, with the reranker's fusion weight when one reranks."""
-    weight = f" (rerank weight {params['rerank_weight']:g})" if params.get("reranker") else ""
-    return f"`{params.get('stages')}`{weight}"
+    """The stages line, with the expansions' and the reranker's fusion weights where set."""
+    weights = [f"expand weight {params['expand_weight']:g}"] if "expand_weight" in params else []
+    weights += [f"rerank weight {params['rerank_weight']:g}"] if params.get("reranker") else []
+    return f"`{params.get('stages')}`" + (f" ({', '.join(weights)})" if weights else "")
 
 
 def fold_of(question_id: str) -> int:

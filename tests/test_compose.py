@@ -97,6 +97,14 @@ def test_fusion_by_reciprocal_rank_and_linear() -> None:
     # min-max per ranking: a x 1, y 0.5, z 0; b y 1, w 0.5, x 0
     assert {c.chunk_id: round(c.score, 3) for c in linear} == {"x": 1.0, "y": 1.5, "w": 0.5, "z": 0.0}
     assert [c.chunk_id for c in linear] == ["y", "x", "w", "z"]
+    # the second ranking at a quarter: x 1/61 + 0.25/63, y 1/62 + 0.25/61, z 1/63, w 0.25/62
+    weighted = fuse([a, b], "rrf", [1.0, 0.25])
+    assert [c.chunk_id for c in weighted] == ["x", "y", "z", "w"]
+    assert weighted[0].score == pytest.approx(1 / 61 + 0.25 / 63)
+    assert {c.chunk_id: round(c.score, 3) for c in fuse([a, b], "linear", [1.0, 0.25])} == \
+        {"x": 1.0, "y": 0.75, "w": 0.125, "z": 0.0}
+    with pytest.raises(ValueError):
+        fuse([a, b], "rrf", [1.0])   # one weight per ranking
 
 
 def test_diversify_keeps_at_most_n_chunks_of_a_document_before_the_rest() -> None:
@@ -200,6 +208,29 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     unweighted = _retriever(sample_graph, settings, embedder, None, "compose",
                             ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}"))
     assert unweighted.params["rerank_weight"] == 0.5
+
+
+def test_expand_weight_zero_keeps_the_candidates_order_ahead(sample_graph, settings, embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    def retriever(weight: float):
+        options = ComposeOptions(stages="candidates=vector expand=bm25", candidate_k=4, expand_k=8,
+                                 expand_weight=weight)
+        return _retriever(sample_graph, settings, embedder, None, "compose", options)
+
+    def stages(result):
+        return {s["stage"]: s["chunks"] for s in result.diagnostic(StageTrace).stages}
+
+    zero = retriever(0.0).search(QUESTION, top_k=8)
+    trace = stages(zero)
+    extra = [c for c in trace["expand:bm25"] if c not in trace["candidates"]]
+    # the candidates in their own order, then what only BM25 found, in BM25's order
+    assert [c.chunk_id for c in zero.hops[0].chunks] == (trace["candidates"] + extra)[:8]
+    assert zero.params["expand_weight"] == 0.0
+    even = retriever(1.0).search(QUESTION, top_k=8)
+    assert stages(even)["candidates"] == trace["candidates"] and "expand_weight" not in even.params
+    assert [c.chunk_id for c in even.hops[0].chunks] != [c.chunk_id for c in zero.hops[0].chunks]
 
 
 def test_diversify_stage_spreads_the_kept_chunks_over_documents(sample_graph, settings, embedder) -> None:

@@ -13,24 +13,27 @@ from mhgraph.retrieval.merge import fused_scores
 from mhgraph.types import RetrievedChunk
 
 
-def linear_scores(rankings: Sequence[Sequence[RetrievedChunk]]) -> dict[str, float]:
+def linear_scores(rankings: Sequence[Sequence[RetrievedChunk]], weights: Sequence[float]) -> dict[str, float]:
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights, strict=True):
         if not ranking:
             continue
         values = [c.score for c in ranking]
         low, span = min(values), max(values) - min(values)
         for c in ranking:
-            scores[c.chunk_id] = scores.get(c.chunk_id, 0.0) + ((c.score - low) / span if span > 0 else 1.0)
+            scores[c.chunk_id] = scores.get(c.chunk_id, 0.0) + weight * ((c.score - low) / span if span > 0 else 1.0)
     return scores
 
 
-def fuse(rankings: Sequence[Sequence[RetrievedChunk]], method: Literal["rrf", "linear"]) -> list[RetrievedChunk]:
-    """Every chunk of `rankings` once, by fused score (ties: first seen first), ranked from 1."""
+def fuse(rankings: Sequence[Sequence[RetrievedChunk]], method: Literal["rrf", "linear"],
+         weights: Sequence[float] | None = None) -> list[RetrievedChunk]:
+    """Every chunk of `rankings` once, by fused score (ties: first seen first), ranked from 1;
+    `weights`, one per ranking (default 1 each), scale each ranking's share."""
+    weights = list(weights) if weights is not None else [1.0] * len(rankings)
     if method == "rrf":
-        scores = fused_scores([[c.chunk_id for c in r] for r in rankings])
+        scores = fused_scores([[c.chunk_id for c in r] for r in rankings], weights=weights)
     else:
-        scores = linear_scores(rankings)
+        scores = linear_scores(rankings, weights)
     first: dict[str, RetrievedChunk] = {}
     for ranking in rankings:
         for c in ranking:

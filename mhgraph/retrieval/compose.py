@@ -8,7 +8,8 @@
 2. expansion: each method named ranks `expand_k` chunks of its own, told the candidates (a
    method that can use them does: ppr seeds its walk with them; the others search from the
    question). A method whose layer is missing says which command builds it, before anything runs.
-3. fusion: the candidates and the expansions' rankings fused (reciprocal rank or linear).
+3. fusion: the candidates and the expansions' rankings fused (reciprocal rank or linear), each
+   expansion's ranking weighted `expand_weight` against the candidates' 1.
 4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
    the best `top_k` fused chunks are kept.
 5. diversify (when set): at most N chunks of one document among the `top_k` kept, from the
@@ -60,13 +61,14 @@ class ComposedRetriever(Retriever):
     name = "compose"
 
     def __init__(self, stages: PipelineStages, candidates: Retriever, expansions: dict[str, Retriever], *,
-                 candidate_k: int = 30, expand_k: int = 10, reranker: Reranker | None = None, rerank_k: int = 20,
-                 rerank_weight: float = 1.0, note: str | None = None) -> None:
+                 candidate_k: int = 30, expand_k: int = 10, expand_weight: float = 1.0, reranker: Reranker | None = None,
+                 rerank_k: int = 20, rerank_weight: float = 1.0, note: str | None = None) -> None:
         self.stages = stages
         self.candidates = candidates
         self.expansions = expansions
         self.candidate_k = candidate_k
         self.expand_k = expand_k
+        self.expand_weight = expand_weight
         self.reranker = reranker
         self.rerank_k = rerank_k
         self.rerank_weight = rerank_weight
@@ -76,7 +78,9 @@ class ComposedRetriever(Retriever):
     def params(self) -> dict[str, Any]:
         training = self._reranker_training
         return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
-                "candidate_k": self.candidate_k, "expand_k": self.expand_k, "rerank_k": self.rerank_k,
+                "candidate_k": self.candidate_k, "expand_k": self.expand_k,
+                **({"expand_weight": self.expand_weight} if self.expand_weight != 1.0 else {}),
+                "rerank_k": self.rerank_k,
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
                 **({"reranker": self.reranker.name} if self.reranker else {}),
@@ -124,7 +128,8 @@ class ComposedRetriever(Retriever):
             trace.append({"stage": "expanded", "detail": "candidates and expansions together", "seconds": 0.0,
                           "chunks": list(pool)})
         t = time.perf_counter()
-        fused = fuse(rankings, self.stages.fuse) if self.expansions else candidates
+        weights = [1.0] + [self.expand_weight] * len(self.expansions)
+        fused = fuse(rankings, self.stages.fuse, weights) if self.expansions else candidates
         limit = self.stages.diversify
         depth = self.rerank_k if self.reranker else len(fused) if limit else top_k   # what the next stage sees
         record("fusion", f"{self.stages.fuse if self.expansions else 'none (one ranking)'}, top {depth}",
@@ -172,6 +177,9 @@ class ComposeOptions(MethodOptions):
                                            "(a name shipped with mhgraph is replaced).")
     candidate_k: int = option(30, "Chunks the candidates stage passes on.", ge=1)
     expand_k: int = option(10, "Chunks each expansion method ranks.", ge=1)
+    expand_weight: float = option(1.0, "Each expansion's ranking's weight in the fusion, the candidates' being 1 "
+                                       "(below 1, the expansions add chunks more than they reorder the "
+                                       "candidates).", ge=0.0, le=1.0)
     rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
                                               "standardised (1: the reranker's order alone; default: the weight "
@@ -237,7 +245,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
                         getattr(reranker, "corpus_facts", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
-                             expand_k=options.expand_k, reranker=reranker, rerank_k=options.rerank_k,
+                             expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker, rerank_k=options.rerank_k,
                              rerank_weight=fusion_weight(reranker, options.rerank_weight), note=note)
 
 

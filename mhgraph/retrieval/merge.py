@@ -15,14 +15,16 @@ from mhgraph.types import Hop, RetrievedChunk
 RRF_K = 60
 
 
-def fused_scores(rankings: Sequence[Sequence[str]], *, lead: bool = False) -> dict[str, float]:
-    """chunk id -> sum over the rankings holding it of 1 / (RRF_K + rank), rank from 1. With
-    `lead`, the chunks of the first ranking (the question's own search) keep its order ahead of
-    every other: the later searches add evidence below it and reorder nothing above."""
+def fused_scores(rankings: Sequence[Sequence[str]], *, lead: bool = False,
+                 weights: Sequence[float] | None = None) -> dict[str, float]:
+    """chunk id -> sum over the rankings holding it of weight / (RRF_K + rank), rank from 1, each
+    ranking's weight 1 unless `weights` gives one per ranking. With `lead`, the chunks of the first
+    ranking (the question's own search) keep its order ahead of every other: the later searches
+    add evidence below it and reorder nothing above."""
     scores: dict[str, float] = {}
-    for ids in rankings:
+    for ids, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, chunk_id in enumerate(ids, start=1):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (RRF_K + rank)
     if lead and rankings:
         for rank, chunk_id in enumerate(rankings[0], start=1):
             scores[chunk_id] = 1.0 + 1.0 / rank

@@ -365,3 +365,64 @@ def test_embed_header_changes_only_the_vectors_and_is_recorded(ingested, driver,
     assert again.written == 0 and again.unchanged == 18
     from mhgraph.graph.schema import corpus_embed_header
     assert corpus_embed_header(driver, settings.neo4j_database, summary.corpus) == "title+source+date"
+
+
+def test_a_write_whose_lock_wait_is_stopped_is_tried_again(empty_graph, settings) -> None:
+    """A write waiting on a lock whose transaction the server stops (as it does when shutting down:
+    LockClientStopped, a client error the driver does not retry) is tried again and lands once;
+    any other client error is not retried."""
+    from neo4j.exceptions import ClientError
+
+    from mhgraph.ingest.writer import execute_write_retrying
+
+    db = settings.neo4j_database
+    empty_graph.execute_query("CREATE (:Held {n: 0})", database_=db)
+    tries: list[int] = []
+    outcome: dict[str, object] = {}
+
+    def add_ten(tx) -> None:
+        tries.append(1)
+        tx.run("MATCH (h:Held) SET h.n = h.n + 10").consume()
+
+    def write() -> None:
+        with empty_graph.session(database=db) as session:
+            try:
+                execute_write_retrying(session, add_ten)
+                outcome["written"] = True
+            except Exception as exc:   # noqa: BLE001 - the assertion below shows it
+                outcome["error"] = exc
+
+    def blocked(attempts: int) -> list[str]:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            records, _, _ = empty_graph.execute_query(
+                "SHOW TRANSACTIONS YIELD transactionId, status WHERE status STARTS WITH 'Blocked' "
+                "RETURN transactionId AS id", database_=db)
+            if records and len(tries) == attempts:
+                return [r["id"] for r in records]
+            time.sleep(0.1)
+        pytest.fail(f"no write waited on the lock (tries {len(tries)}, {outcome})")
+
+    holder = empty_graph.session(database=db)
+    held = holder.begin_transaction()
+    held.run("MATCH (h:Held) SET h.n = 1").consume()
+    thread = threading.Thread(target=write)
+    thread.start()
+    try:
+        empty_graph.execute_query("TERMINATE TRANSACTIONS $ids", ids=blocked(1), database_=db)
+        blocked(2)    # tried again, and waiting again
+    finally:
+        held.rollback()
+        holder.close()
+        thread.join(60)
+    assert outcome == {"written": True} and len(tries) == 2
+    records, _, _ = empty_graph.execute_query("MATCH (h:Held) RETURN h.n AS n", database_=db)
+    assert records[0]["n"] == 10
+
+    def bad(tx) -> None:
+        tries.append(1)
+        tx.run("MATCH (h:Held) SET h.n = ").consume()
+
+    with empty_graph.session(database=db) as session, pytest.raises(ClientError):
+        execute_write_retrying(session, bad)
+    assert len(tries) == 3

@@ -3,10 +3,12 @@ batch); a new version replaces the old."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple, Sequence
 
-from neo4j import Driver, ManagedTransaction
+from neo4j import Driver, ManagedTransaction, Session
+from neo4j.exceptions import ClientError
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
@@ -50,6 +52,28 @@ class StoredVersion(NamedTuple):
     fingerprint: str | None     # None: half-written by an older mhgraph
     files: list[str]            # the files that hold it
     written_by: str | None      # the file its version was read from (None: not recorded)
+
+
+# A write waiting on a lock when the server shuts down fails with LockClientStopped, a client error
+# the driver does not retry (Neo4j 4 called it transient). Writes are idempotent (MERGE by id, the
+# fingerprint written last), so one is tried again, a few times: the next try waits for the server
+# with the driver's own retries. (A transaction an operator terminates ends the same way, and is
+# tried again too: stop the ingest itself to stop its writes.)
+LOCK_CLIENT_STOPPED = "Neo.ClientError.Transaction.LockClientStopped"
+STOPPED_RETRIES = 3
+
+
+def execute_write_retrying(session: Session, work, *args):
+    """`session.execute_write(work, *args)`, tried again when the server stopped its lock client."""
+    retries = 0
+    while True:
+        try:
+            return session.execute_write(work, *args)
+        except ClientError as exc:
+            retries += 1
+            if exc.code != LOCK_CLIENT_STOPPED or retries > STOPPED_RETRIES:
+                raise
+            time.sleep(1.0)
 
 
 class GraphWriter:
@@ -118,7 +142,7 @@ class GraphWriter:
         with self.driver.session(database=self.database,
                                  bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             for doc in batch:
-                removal.add(session.execute_write(self._write_document, doc))
+                removal.add(execute_write_retrying(session, self._write_document, doc))
         return removal
 
     def remove(self, documents: Sequence[tuple[str, str, list[str]]]) -> Removal:
@@ -133,7 +157,7 @@ class GraphWriter:
             return Removal()
         with self.driver.session(database=self.database,
                                  bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
-            return session.execute_write(self._write_documents, list(batch))
+            return execute_write_retrying(session, self._write_documents, list(batch))
 
     def _write_document(self, tx: ManagedTransaction, doc: PreparedDocument) -> Removal:
         return self._write_documents(tx, [doc])

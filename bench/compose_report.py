@@ -41,10 +41,10 @@ def trained_parts(params: dict, generated: bool = False) -> list[str]:
 
 
 def shape(params: dict) -> tuple:
-    """A pipeline without its models: the stages with the reranker's name dropped, and its weight."""
+    """A pipeline without its models: the stages with the reranker's name dropped, and the weights."""
     stages = " ".join(s if not s.startswith("rerank=") or s == "rerank=none" else "rerank=*"
                       for s in str(params.get("stages", "")).split())
-    return stages, params.get("rerank_weight") if params.get("reranker") else None
+    return stages, params.get("rerank_weight") if params.get("reranker") else None, params.get("expand_weight", 1.0)
 
 
 def stages_cell(params: dict) -> str:
@@ -97,7 +97,8 @@ def main() -> None:
     trained_choice = choose(trained) if trained else None
     record = {}
     for run, r in reports.items():
-        record[run] = {"stages": r["params"].get("stages"), "in_domain": run in trained,
+        record[run] = {"stages": r["params"].get("stages"), "expand_weight": r["params"].get("expand_weight", 1.0),
+                       "in_domain": run in trained,
                        "trained_on_generated": run in generated, "latency_ms": r["latency_ms"],
                        "phases_ms": r.get("phases_ms"),
                        "official": {m: r["official"]["overall"][m] for m in METRICS},

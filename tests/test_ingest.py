@@ -406,7 +406,7 @@ def test_a_write_whose_lock_wait_is_stopped_is_tried_again(empty_graph, settings
     holder = empty_graph.session(database=db)
     held = holder.begin_transaction()
     held.run("MATCH (h:Held) SET h.n = 1").consume()
-    thread = threading.Thread(target=write)
+    thread = threading.Thread(target=write, daemon=True)
     thread.start()
     try:
         empty_graph.execute_query("TERMINATE TRANSACTIONS $ids", ids=blocked(1), database_=db)

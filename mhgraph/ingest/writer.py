@@ -55,10 +55,11 @@ class StoredVersion(NamedTuple):
 
 
 # A write waiting on a lock when the server shuts down fails with LockClientStopped, a client error
-# the driver does not retry (Neo4j 4 called it transient). Writes are idempotent (MERGE by id, the
-# fingerprint written last), so one is tried again, a few times: the next try waits for the server
-# with the driver's own retries. (A transaction an operator terminates ends the same way, and is
-# tried again too: stop the ingest itself to stop its writes.)
+# the driver does not retry (Neo4j 4 called it transient). Document writes (write, write_together)
+# are idempotent (MERGE by id, the fingerprint written last), so one is tried again, a few times:
+# the next try waits for the server with the driver's own retries. (A transaction an operator
+# terminates ends the same way, and is tried again too: stop the ingest itself to stop its writes.
+# The short statements beside them, touch and remove, are not retried this way.)
 LOCK_CLIENT_STOPPED = "Neo.ClientError.Transaction.LockClientStopped"
 STOPPED_RETRIES = 3
 

@@ -79,7 +79,7 @@ class ComposedRetriever(Retriever):
         training = self._reranker_training
         return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
                 "candidate_k": self.candidate_k, "expand_k": self.expand_k,
-                **({"expand_weight": self.expand_weight} if self.expand_weight != 1.0 else {}),
+                **({"expand_weight": self.expand_weight} if self.expansions and self.expand_weight != 1.0 else {}),
                 "rerank_k": self.rerank_k,
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
@@ -140,7 +140,7 @@ class ComposedRetriever(Retriever):
             final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], keep, self.rerank_weight)
             record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", seconds, final)
         else:
-            final = [replace(c, rank=rank) for rank, c in enumerate(fused, start=1)]
+            final = [replace(c, rank=rank) for rank, c in enumerate(fused if limit else fused[:top_k], start=1)]
         if limit:
             t = time.perf_counter()
             final = per_document(final, limit, top_k)

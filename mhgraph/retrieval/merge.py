@@ -22,7 +22,7 @@ def fused_scores(rankings: Sequence[Sequence[str]], *, lead: bool = False,
     ranking (the question's own search) keep its order ahead of every other: the later searches
     add evidence below it and reorder nothing above."""
     scores: dict[str, float] = {}
-    for ids, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
+    for ids, weight in zip(rankings, [1.0] * len(rankings) if weights is None else weights, strict=True):
         for rank, chunk_id in enumerate(ids, start=1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (RRF_K + rank)
     if lead and rankings:

@@ -131,6 +131,13 @@ if has kfold && kfold_has generated; then
   RUNS=$OUT/$NAME/runs-generated EVAL_CORPUS=$NAME QUESTIONS=$GEN SUMMARIES=bench/results/generate-$NAME/generated
   mkdir -p "$RUNS" "$SUMMARIES"; run treehop-kfold-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
 fi
+# evidence_disjoint_treehop CORPUS QUESTIONS MODELS: treehop scored by evidence-disjoint k-fold models of CORPUS
+# over QUESTIONS (trained into MODELS when missing), as run treehop-evidencedisjoint-k5-h2 into $RUNS
+evidence_disjoint_treehop() {
+  [ -f "$3/folds.json" ] || mhgraph treehop train --corpus "$1" --questions "$2" --out "$3" \
+    --terms q,c,gate --no-final --evidence-disjoint --no-progress
+  run treehop-evidencedisjoint-k5-h2 --method treehop --treehop-model "$3" -k 5 --hops 2
+}
 if has kfold && kfold_has evidence-disjoint; then
   # evidence-disjoint folds on both sets: each fold model kept from every training example that touches a gold
   # chunk of a question it scores (the real questions reuse their evidence: question folds let a model learn a
@@ -138,10 +145,8 @@ if has kfold && kfold_has evidence-disjoint; then
   for set in dev generated; do
     if [ "$set" = dev ]; then QUESTIONS=$DEV MODELS=models/treehop-$NAME-evidence-disjoint
     else QUESTIONS=$GEN MODELS=models/treehop-$NAME-generated-evidence-disjoint; fi
-    [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$MODELS" \
-      --terms q,c,gate --no-final --evidence-disjoint --no-progress
     RUNS=$OUT/$NAME/runs-$set EVAL_CORPUS=$NAME SUMMARIES=bench/results/generate-$NAME/$set
-    mkdir -p "$RUNS" "$SUMMARIES"; run treehop-evidencedisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+    mkdir -p "$RUNS" "$SUMMARIES"; evidence_disjoint_treehop "$NAME" "$QUESTIONS" "$MODELS"
   done
 fi
 SUMMARIES=bench/results/generate-$NAME
@@ -159,9 +164,7 @@ if has flat; then
       elif [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" treehop "* ]]; then
         # not the packaged model (trained on the real questions): evidence-disjoint k-fold models of this corpus
         MODELS=models/treehop-$FLAT-$([ "$set" = dev ] && echo evidence-disjoint || echo generated-evidence-disjoint)
-        [ -f "$MODELS/folds.json" ] || mhgraph treehop train --corpus "$FLAT" --questions "$QUESTIONS" --out "$MODELS" \
-          --terms q,c,gate --no-final --evidence-disjoint --no-progress
-        run treehop-evidencedisjoint-k5-h2 --method treehop --treehop-model "$MODELS" -k 5 --hops 2
+        evidence_disjoint_treehop "$FLAT" "$QUESTIONS" "$MODELS"
       fi
     done
   done

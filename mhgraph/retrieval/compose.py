@@ -61,8 +61,9 @@ class ComposedRetriever(Retriever):
     name = "compose"
 
     def __init__(self, stages: PipelineStages, candidates: Retriever, expansions: dict[str, Retriever], *,
-                 candidate_k: int = 30, expand_k: int = 10, expand_weight: float = 1.0, reranker: Reranker | None = None,
-                 rerank_k: int = 20, rerank_weight: float = 1.0, note: str | None = None) -> None:
+                 candidate_k: int = 30, expand_k: int = 10, expand_weight: float = 1.0,
+                 reranker: Reranker | None = None, rerank_k: int = 20, rerank_weight: float = 1.0,
+                 note: str | None = None) -> None:
         self.stages = stages
         self.candidates = candidates
         self.expansions = expansions
@@ -79,7 +80,8 @@ class ComposedRetriever(Retriever):
         training = self._reranker_training
         return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
                 "candidate_k": self.candidate_k, "expand_k": self.expand_k,
-                **({"expand_weight": self.expand_weight} if self.expansions and self.expand_weight != 1.0 else {}),
+                **({"expand_weight": self.expand_weight}
+                   if self.expansions and self.expand_weight != 1 else {}),
                 "rerank_k": self.rerank_k,
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
@@ -140,13 +142,11 @@ class ComposedRetriever(Retriever):
             final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], keep, self.rerank_weight)
             record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", seconds, final)
         else:
-            final = [replace(c, rank=rank) for rank, c in enumerate(fused if limit else fused[:top_k], start=1)]
+            final = [replace(c, rank=rank) for rank, c in enumerate(fused[:depth], start=1)]
         if limit:
             t = time.perf_counter()
             final = per_document(final, limit, top_k)
             record("diversify", f"at most {limit} per document, top {top_k}", time.perf_counter() - t, final)
-        else:
-            final = final[:top_k]
         seconds = time.perf_counter() - started
         stage_trace = StageTrace(self.stages.describe(), tuple(trace), self.note)
         return RetrievalResult(question, self.name, [Hop(1, final, query=question, seconds=seconds)],
@@ -245,8 +245,9 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
                         getattr(reranker, "corpus_facts", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
-                             expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker, rerank_k=options.rerank_k,
-                             rerank_weight=fusion_weight(reranker, options.rerank_weight), note=note)
+                             expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
+                             rerank_k=options.rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
+                             note=note)
 
 
 def _uses_llm(options: ComposeOptions) -> bool:

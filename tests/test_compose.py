@@ -24,10 +24,23 @@ def test_stages_parse_in_any_order_with_defaults() -> None:
     assert parse_stages("expand=none rerank=none").expand == ()
 
 
+def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
+    stages = parse_stages("expand=treehop,ircot:0.5 filter=rules")
+    assert stages.expand == ("treehop", "ircot")
+    assert stages.describe() == "filter=rules candidates=hybrid expand=treehop,ircot:0.5 fuse=rrf rerank=none"
+    assert parse_stages(stages.describe()) == stages
+    # its own weight, whatever the option says; the others take the option's
+    assert stages.weight("ircot", 1.0) == 0.5 and stages.weight("treehop", 0.25) == 0.25
+
+
 @pytest.mark.parametrize("text, message", [
     ("expand=nothing", "stage 'expand': 'nothing' cannot expand (methods: vector, bm25"),
     ("expand=compose", "stage 'expand': 'compose' cannot expand"),
     ("expand=ppr,ppr", "stage 'expand': a method is named twice"),
+    ("expand=ppr:0.5,ppr", "stage 'expand': a method is named twice"),
+    ("expand=ircot:half", "stage 'expand': the weight of ircot must be a number, got 'half'"),
+    ("expand=ircot:1.5", "stage 'expand': the weight of ircot must be from 0 to 1, got 1.5"),
+    ("expand=nothing:0.5", "stage 'expand': 'nothing' cannot expand"),
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
@@ -231,6 +244,14 @@ def test_expand_weight_zero_keeps_the_candidates_order_ahead(sample_graph, setti
     even = retriever(1.0).search(QUESTION, top_k=8)
     assert stages(even)["candidates"] == trace["candidates"] and "expand_weight" not in even.params
     assert [c.chunk_id for c in even.hops[0].chunks] != [c.chunk_id for c in zero.hops[0].chunks]
+    # the same weight written in the stages line: the same order, and the line says it (a named
+    # pipeline carries it); the option, overridden, is not recorded
+    lined = _retriever(sample_graph, settings, embedder, None, "compose",
+                       ComposeOptions(stages="candidates=vector expand=bm25:0", candidate_k=4, expand_k=8,
+                                      expand_weight=0.5)).search(QUESTION, top_k=8)
+    assert [c.chunk_id for c in lined.hops[0].chunks] == [c.chunk_id for c in zero.hops[0].chunks]
+    assert lined.params["stages"].startswith("filter=none candidates=vector expand=bm25:0 ")
+    assert "expand_weight" not in lined.params
 
 
 def test_diversify_stage_spreads_the_kept_chunks_over_documents(sample_graph, settings, embedder) -> None:

@@ -8,7 +8,9 @@ expansion, reciprocal rank fusion, no reranker).
 - candidates: vector, bm25 or hybrid;
 - expand: methods whose own rankings join the candidates (any method but compose; usually
   treehop, claims, ppr, ircot); a method that can use the candidates does (ppr seeds its walk
-  with them);
+  with them). `METHOD:W` gives that method's ranking the weight W (0 to 1) in the fusion, the
+  candidates' being 1 (`expand=treehop,ircot:0.5`); a method written without one takes the
+  `expand_weight` option (1 unless set), so a named pipeline carries its weights in its line;
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
   bi-encoder:MODEL, kfold:DIR), or none;
@@ -26,6 +28,7 @@ from pydantic import (
     ConfigDict,
     PositiveInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 
@@ -42,6 +45,8 @@ class PipelineStages(BaseModel):
     filter: str | None = None
     candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
     expand: tuple[str, ...] = ()
+    # method -> its ranking's weight in the fusion, for the methods written METHOD:W
+    expand_weights: dict[str, float] = {}
     fuse: Literal["rrf", "linear"] = "rrf"
     rerank: str | None = None
     diversify: PositiveInt | None = None
@@ -68,12 +73,44 @@ class PipelineStages(BaseModel):
             raise ValueError("a method is named twice")
         return value
 
+    @field_validator("expand_weights")
+    @classmethod
+    def _weights_in_range(cls, value: dict[str, float], info: ValidationInfo) -> dict[str, float]:
+        for name, weight in value.items():
+            if name not in info.data.get("expand", ()):
+                raise ValueError(f"a weight is given for {name}, which does not expand")
+            if not 0.0 <= weight <= 1.0:
+                raise ValueError(f"the weight of {name} must be from 0 to 1, got {weight:g}")
+        return value
+
+    def weight(self, name: str, default: float) -> float:
+        """The fusion weight of expansion `name`: its own in the line, else `default`."""
+        return self.expand_weights.get(name, default)
+
     def describe(self) -> str:
         """The canonical one-line form (what runs, every stage written out)."""
-        return " ".join([f"filter={self.filter or NONE}", f"candidates={self.candidates}",
-                         f"expand={','.join(self.expand) or NONE}", f"fuse={self.fuse}",
-                         f"rerank={self.rerank or NONE}",
+        expand = ",".join(self._expansion(n) for n in self.expand) or NONE
+        return " ".join([f"filter={self.filter or NONE}", f"candidates={self.candidates}", f"expand={expand}",
+                         f"fuse={self.fuse}", f"rerank={self.rerank or NONE}",
                          *([f"diversify={self.diversify}"] if self.diversify else [])])
+
+    def _expansion(self, name: str) -> str:
+        return f"{name}:{self.expand_weights[name]:g}" if name in self.expand_weights else name
+
+
+def _expansions(value: str) -> dict[str, object]:
+    """`expand`'s value (METHOD or METHOD:W, comma-separated) as the model's two fields."""
+    names: list[str] = []
+    weights: dict[str, float] = {}
+    for item in (v for v in value.split(",") if v):
+        name, sep, weight = item.partition(":")
+        names.append(name)
+        if sep:
+            try:
+                weights[name] = float(weight)
+            except ValueError:
+                raise MhgraphError(f"stage 'expand': the weight of {name} must be a number, got '{weight}'") from None
+    return {"expand": tuple(names), "expand_weights": weights}
 
 
 def parse_stages(text: str) -> PipelineStages:
@@ -89,13 +126,15 @@ def parse_stages(text: str) -> PipelineStages:
             raise MhgraphError(f"stage '{stage}' given twice")
         if value == NONE:
             values[stage] = () if stage == "expand" else None
+        elif stage == "expand":
+            values.update(_expansions(value))
         else:
-            values[stage] = tuple(v for v in value.split(",") if v) if stage == "expand" else value
+            values[stage] = value
     try:
         return PipelineStages(**values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        stage = str(error["loc"][0]) if error["loc"] else "?"
+        stage = str(error["loc"][0]).removesuffix("_weights") if error["loc"] else "?"
         message = error["msg"]
         if message.startswith("Value error, "):
             raise MhgraphError(f"stage '{stage}': {message.removeprefix('Value error, ')}") from None

@@ -9,7 +9,8 @@
    method that can use them does: ppr seeds its walk with them; the others search from the
    question). A method whose layer is missing says which command builds it, before anything runs.
 3. fusion: the candidates and the expansions' rankings fused (reciprocal rank or linear), each
-   expansion's ranking weighted `expand_weight` against the candidates' 1.
+   expansion's ranking weighted against the candidates' 1: the weight written in the stages line
+   (`expand=ircot:0.5`), else `expand_weight`.
 4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
    the best `top_k` fused chunks are kept.
 5. diversify (when set): at most N chunks of one document among the `top_k` kept, from the
@@ -81,7 +82,7 @@ class ComposedRetriever(Retriever):
         return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
                 "candidate_k": self.candidate_k, "expand_k": self.expand_k,
                 **({"expand_weight": self.expand_weight}
-                   if self.expansions and self.expand_weight != 1 else {}),
+                   if self.expand_weight != 1 and set(self.expansions) - set(self.stages.expand_weights) else {}),
                 "rerank_k": self.rerank_k,
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
@@ -130,7 +131,7 @@ class ComposedRetriever(Retriever):
             trace.append({"stage": "expanded", "detail": "candidates and expansions together", "seconds": 0.0,
                           "chunks": list(pool)})
         t = time.perf_counter()
-        weights = [1.0] + [self.expand_weight] * len(self.expansions)
+        weights = [1.0] + [self.stages.weight(name, self.expand_weight) for name in self.expansions]
         fused = fuse(rankings, self.stages.fuse, weights) if self.expansions else candidates
         limit = self.stages.diversify
         depth = self.rerank_k if self.reranker else len(fused) if limit else top_k   # what the next stage sees
@@ -168,10 +169,11 @@ class ComposedRetriever(Retriever):
 
 class ComposeOptions(MethodOptions):
     stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), candidates "
-                                         "(vector, bm25, hybrid), expand (methods, comma-separated), fuse (rrf, "
-                                         "linear), rerank (a reranker), diversify (N: at most N chunks of one "
-                                         "document kept); 'none' turns a stage off. Or the name of a pipeline: one "
-                                         "of `pipelines`, or shipped (" + ", ".join(PRESETS) + ").",
+                                         "(vector, bm25, hybrid), expand (methods, comma-separated; METHOD:W gives "
+                                         "one its fusion weight W), fuse (rrf, linear), rerank (a reranker), "
+                                         "diversify (N: at most N chunks of one document kept); 'none' turns a "
+                                         "stage off. Or the name of a pipeline: one of `pipelines`, or shipped ("
+                                         + ", ".join(PRESETS) + ").",
                          flag="--stages")
     pipelines: dict[str, str] = option({}, "Named pipelines, NAME = a stages line; '--stages NAME' runs one "
                                            "(a name shipped with mhgraph is replaced).")
@@ -179,7 +181,8 @@ class ComposeOptions(MethodOptions):
     expand_k: int = option(10, "Chunks each expansion method ranks.", ge=1)
     expand_weight: float = option(1.0, "Each expansion's ranking's weight in the fusion, the candidates' being 1 "
                                        "(below 1, the expansions add chunks more than they reorder the "
-                                       "candidates).", ge=0.0, le=1.0)
+                                       "candidates); a method written METHOD:W in the stages has its own.",
+                                  ge=0.0, le=1.0)
     rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
                                               "standardised (1: the reranker's order alone; default: the weight "

@@ -47,6 +47,14 @@ def shape(params: dict) -> tuple:
     return stages, params.get("rerank_weight") if params.get("reranker") else None, params.get("expand_weight", 1.0)
 
 
+def expand_weights(params: dict) -> dict[str, float]:
+    """Each expansion's weight in the fusion as it ran: its own in the stages line, else the option's."""
+    from mhgraph.compose.stages import parse_stages
+
+    stages = parse_stages(str(params.get("stages", "")))
+    return {name: stages.weight(name, params.get("expand_weight", 1.0)) for name in stages.expand}
+
+
 def stages_cell(params: dict) -> str:
     """The stages line, with the expansions' and the reranker's fusion weights where set."""
     weights = [f"expand weight {params['expand_weight']:g}"] if "expand_weight" in params else []
@@ -98,6 +106,7 @@ def main() -> None:
     record = {}
     for run, r in reports.items():
         record[run] = {"stages": r["params"].get("stages"), "expand_weight": r["params"].get("expand_weight", 1.0),
+                       "expand_weights": expand_weights(r["params"]),
                        "in_domain": run in trained,
                        "trained_on_generated": run in generated, "latency_ms": r["latency_ms"],
                        "phases_ms": r.get("phases_ms"),

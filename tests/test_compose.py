@@ -29,6 +29,9 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     assert stages.expand == ("treehop", "ircot")
     assert stages.describe() == "filter=rules candidates=hybrid expand=treehop,ircot:0.5 fuse=rrf rerank=none"
     assert parse_stages(stages.describe()) == stages
+    # every digit written back, so the line records the weight that runs
+    assert parse_stages("expand=ircot:0.1234567").describe().split()[2] == "expand=ircot:0.1234567"
+    assert parse_stages("expand=ircot:-0").describe().split()[2] == "expand=ircot:0"
     # its own weight, whatever the option says; the others take the option's
     assert stages.weight("ircot", 1.0) == 0.5 and stages.weight("treehop", 0.25) == 0.25
 
@@ -39,7 +42,9 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("expand=ppr,ppr", "stage 'expand': a method is named twice"),
     ("expand=ppr:0.5,ppr", "stage 'expand': a method is named twice"),
     ("expand=ircot:half", "stage 'expand': the weight of ircot must be a number, got 'half'"),
-    ("expand=ircot:1.5", "stage 'expand': the weight of ircot must be from 0 to 1, got 1.5"),
+    ("expand=ircot:1.5", "stage 'expand': the weight of ircot must be from 0 to 1, got '1.5'"),
+    ("expand=ircot:nan", "stage 'expand': the weight of ircot must be from 0 to 1, got 'nan'"),
+    ("expand=:0.5", "stage 'expand': ':0.5': write METHOD or METHOD:W"),
     ("expand=nothing:0.5", "stage 'expand': 'nothing' cannot expand"),
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),

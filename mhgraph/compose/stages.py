@@ -45,8 +45,9 @@ class PipelineStages(BaseModel):
     filter: str | None = None
     candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
     expand: tuple[str, ...] = ()
-    # method -> its ranking's weight in the fusion, for the methods written METHOD:W
-    expand_weights: dict[str, float] = {}
+    # (method, its ranking's weight in the fusion) for the methods written METHOD:W; pairs, not a
+    # dict, so the frozen model stays hashable
+    expand_weights: tuple[tuple[str, float], ...] = ()
     fuse: Literal["rrf", "linear"] = "rrf"
     rerank: str | None = None
     diversify: PositiveInt | None = None
@@ -75,8 +76,9 @@ class PipelineStages(BaseModel):
 
     @field_validator("expand_weights")
     @classmethod
-    def _weights_in_range(cls, value: dict[str, float], info: ValidationInfo) -> dict[str, float]:
-        for name, weight in value.items():
+    def _weights_in_range(cls, value: tuple[tuple[str, float], ...],
+                          info: ValidationInfo) -> tuple[tuple[str, float], ...]:
+        for name, weight in value:
             if name not in info.data.get("expand", ()):
                 raise ValueError(f"a weight is given for {name}, which does not expand")
             if not 0.0 <= weight <= 1.0:
@@ -85,7 +87,7 @@ class PipelineStages(BaseModel):
 
     def weight(self, name: str, default: float) -> float:
         """The fusion weight of expansion `name`: its own in the line, else `default`."""
-        return self.expand_weights.get(name, default)
+        return dict(self.expand_weights).get(name, default)
 
     def describe(self) -> str:
         """The canonical one-line form (what runs, every stage written out)."""
@@ -95,22 +97,29 @@ class PipelineStages(BaseModel):
                          *([f"diversify={self.diversify}"] if self.diversify else [])])
 
     def _expansion(self, name: str) -> str:
-        return f"{name}:{self.expand_weights[name]:g}" if name in self.expand_weights else name
+        weights = dict(self.expand_weights)
+        # repr, not :g, so the line records the weight that runs, every digit of it (and 0, not -0)
+        return f"{name}:{repr(weights[name] + 0.0).removesuffix('.0')}" if name in weights else name
 
 
 def _expansions(value: str) -> dict[str, object]:
     """`expand`'s value (METHOD or METHOD:W, comma-separated) as the model's two fields."""
     names: list[str] = []
-    weights: dict[str, float] = {}
+    weights: list[tuple[str, float]] = []
     for item in (v for v in value.split(",") if v):
-        name, sep, weight = item.partition(":")
+        name, sep, written = item.partition(":")
+        if not name:
+            raise MhgraphError(f"stage 'expand': '{item}': write METHOD or METHOD:W")
         names.append(name)
         if sep:
             try:
-                weights[name] = float(weight)
+                weight = float(written)
             except ValueError:
-                raise MhgraphError(f"stage 'expand': the weight of {name} must be a number, got '{weight}'") from None
-    return {"expand": tuple(names), "expand_weights": weights}
+                raise MhgraphError(f"stage 'expand': the weight of {name} must be a number, got '{written}'") from None
+            if not 0.0 <= weight <= 1.0:     # NaN too
+                raise MhgraphError(f"stage 'expand': the weight of {name} must be from 0 to 1, got '{written}'")
+            weights.append((name, weight))
+    return {"expand": tuple(names), "expand_weights": tuple(weights)}
 
 
 def parse_stages(text: str) -> PipelineStages:

@@ -82,7 +82,7 @@ class ComposedRetriever(Retriever):
         return {"corpus": self.candidates.params.get("corpus"), "stages": self.stages.describe(),
                 "candidate_k": self.candidate_k, "expand_k": self.expand_k,
                 **({"expand_weight": self.expand_weight}
-                   if self.expand_weight != 1 and set(self.expansions) - set(self.stages.expand_weights) else {}),
+                   if self.expand_weight != 1 and set(self.expansions) - set(dict(self.stages.expand_weights)) else {}),
                 "rerank_k": self.rerank_k,
                 "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},

@@ -49,7 +49,8 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
-    ("bogus=1", "unknown stage 'bogus' (stages: filter, candidates, expand, fuse, rerank, diversify)"),
+    ("bogus=1", "unknown stage 'bogus' (stages: filter, candidates, expand, fuse, rerank, balance, diversify)"),
+    ("balance=outlet", "stage 'balance': Input should be 'source' or 'document', got 'outlet'"),
     ("diversify=0", "stage 'diversify': Input should be greater than 0, got '0'"),
     ("diversify=two", "stage 'diversify': Input should be a valid integer"),
     ("expand", "stage 'expand': write STAGE=VALUE"),
@@ -76,7 +77,7 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
     # the shipped preset, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
-        "filter=rules candidates=hybrid expand=none fuse=rrf rerank=none"
+        "filter=rules candidates=hybrid expand=none fuse=rrf rerank=none balance=source"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
     # the in-domain preset: TreeHop, and the k-fold cross-encoder where 'mhgraph reranker export' puts it
@@ -140,6 +141,27 @@ def test_diversify_keeps_at_most_n_chunks_of_a_document_before_the_rest() -> Non
     assert [c.chunk_id for c in per_document(ranked, 3, 3)] == ["a1", "a2", "a3"]   # within the limit: unchanged
     assert parse_stages("diversify=2").describe().endswith("rerank=none diversify=2")
     assert "diversify" not in parse_stages("diversify=none").describe()
+
+
+def test_balance_takes_each_source_in_turn() -> None:
+    from dataclasses import replace
+
+    from mhgraph.compose.diversity import in_turn
+
+    ranked = [replace(c, source=s, document_id=d) for c, s, d in zip(
+        _chunks(("a1", 9), ("a2", 8), ("b1", 7), ("a3", 6), ("none", 5), ("b2", 4), ("c1", 3)),
+        ["A", "A", "B", "A", None, "B", "C"], ["1", "2", "3", "1", "4", "3", "5"])]
+    # sources in the order of their best chunk (A, B, the chunk without one, C), each in its order
+    turns = in_turn(ranked, "source", 7)
+    assert [c.chunk_id for c in turns] == ["a1", "b1", "none", "c1", "a2", "b2", "a3"]
+    assert [c.rank for c in turns] == list(range(1, 8))
+    assert [c.chunk_id for c in in_turn(ranked, "source", 3)] == ["a1", "b1", "none"]
+    # by document: documents 1, 2, 3, 4, 5 once each, then the second chunks of 1 and 3
+    assert [c.chunk_id for c in in_turn(ranked, "document", 7)] == ["a1", "a2", "b1", "none", "c1", "a3", "b2"]
+    assert in_turn(ranked, "source", 0) == [] and in_turn([], "source", 5) == []
+    assert parse_stages("balance=source").describe().endswith("rerank=none balance=source")
+    assert parse_stages("diversify=1 balance=document").describe().endswith("balance=document diversify=1")
+    assert "balance" not in parse_stages("balance=none").describe()
 
 
 # -- on the real server -----------------------------------------------------------------------
@@ -293,6 +315,30 @@ def test_diversify_stage_spreads_the_kept_chunks_over_documents(sample_graph, se
     order = reranked.hops[0].chunks
     best = list(dict.fromkeys(documents(order)))[:3]
     assert [c.chunk_id for c in kept] == [next(c.chunk_id for c in order if c.document_id == d) for d in best]
+
+
+def test_balance_stage_takes_each_source_in_turn(sample_graph, settings, embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    plain = _retriever(sample_graph, settings, embedder, None, "compose",
+                       ComposeOptions(stages="candidates=vector", candidate_k=30)).search(QUESTION, top_k=30)
+    ranked = plain.hops[0].chunks
+    sources = list(dict.fromkeys(c.source for c in ranked))
+    assert len(sources) >= 2 and [c.source for c in ranked[:len(sources)]] != sources   # one source leads
+    balanced = _retriever(sample_graph, settings, embedder, None, "compose",
+                          ComposeOptions(stages="candidates=vector balance=source", candidate_k=30))
+    result = balanced.search(QUESTION, top_k=len(sources) + 1)
+    kept = result.hops[0].chunks
+    # the best chunk of each source, sources in the order of their best chunk; then the next round
+    assert [c.chunk_id for c in kept[:len(sources)]] == [next(c.chunk_id for c in ranked if c.source == s)
+                                                          for s in sources]
+    assert kept[-1].chunk_id == next(c.chunk_id for c in ranked if c.source == sources[0]
+                                     and c.chunk_id != kept[0].chunk_id)
+    trace = result.diagnostic(StageTrace)
+    assert [s["stage"] for s in trace.stages] == ["candidates", "fusion", "balance"]
+    assert len(trace.stages[1]["chunks"]) == 30 and trace.stages[2]["chunks"] == [c.chunk_id for c in kept]
+    assert result.params["stages"].endswith("rerank=none balance=source")
 
 
 def test_filter_on_a_flat_corpus_is_skipped_with_a_note(empty_graph, settings, embedder) -> None:

@@ -1,7 +1,7 @@
 """`StageTrace`: what each stage of a composed pipeline kept for one question (chunk ids in
 order) and how long it took. Over a run, with the gold chunks, it says where gold evidence is
 lost: among the candidates, after expansion (the pool fusion ranks), at the depth the next stage
-sees (the reranker's depth, the whole fused list for diversify, else the final depth), and in the
+sees (the reranker's depth, the whole fused list for balance or diversify, else the final depth), and in the
 final list."""
 
 from __future__ import annotations

@@ -1,15 +1,21 @@
-"""The diversify stage: at most `limit` chunks of one document among the chunks a pipeline keeps.
+"""The stages that spread what a pipeline keeps: diversify (at most `limit` chunks of one document
+among the chunks kept) and balance (the chunks taken from each source, or document, in turn).
 
 A multi-hop question's evidence lies in several documents by construction, yet a good search
 ranks a document's neighbouring chunks next to each other: on MultiHop-RAG's development split
 the training-free pipeline's ten chunks came from 4.5 documents on average, while its questions
 cite 2 to 4 (docs/methods/compose.md). Chunks past a document's limit move below every other
-chunk, in their order, so the list keeps its length where the ranking has fewer documents."""
+chunk, in their order, so the list keeps its length where the ranking has fewer documents.
+
+Balance is for a question that names several sources: a metadata filter keeps their chunks, but
+one source's chunks can still fill the first places. Taking the best remaining chunk of each
+source in turn (sources in the order of their best chunk) gives each a place near the top."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 
 from mhgraph.types import RetrievedChunk
 
@@ -28,3 +34,19 @@ def per_document(chunks: Sequence[RetrievedChunk], limit: int, keep: int) -> lis
         else:
             held.append(c)
     return [replace(c, rank=rank) for rank, c in enumerate([*taken, *held][:keep], start=1)]
+
+
+def in_turn(chunks: Sequence[RetrievedChunk], by: Literal["source", "document"], keep: int) -> list[RetrievedChunk]:
+    """The first `keep` of `chunks` taken one per source (or document) in turn, each group in its
+    own order, the groups in the order of their best chunk; ranked from 1. A chunk without the
+    field is a group of its own."""
+    groups: dict[str, list[RetrievedChunk]] = {}
+    for c in chunks:
+        value = c.source if by == "source" else c.document_id
+        groups.setdefault(value or f"chunk:{c.chunk_id}", []).append(c)
+    order: list[RetrievedChunk] = []
+    queues = [list(reversed(g)) for g in groups.values()]
+    while len(order) < keep and queues:
+        order += [q.pop() for q in queues][:keep - len(order)]
+        queues = [q for q in queues if q]
+    return [replace(c, rank=rank) for rank, c in enumerate(order, start=1)]

@@ -14,9 +14,10 @@ expansion, reciprocal rank fusion, no reranker).
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
   bi-encoder:MODEL, kfold:DIR), or none;
+- balance: source or document, the kept chunks taken from each in turn, or none;
 - diversify: N, at most N chunks of one document among those kept (the others move below them),
-  or none (mhgraph/compose/diversity.py). Written out only when set, so a pipeline line without
-  it reads as before.
+  or none (mhgraph/compose/diversity.py, as balance). Both written out only when set, so a
+  pipeline line without them reads as before.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pydantic import (
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.extractors import EXTRACTORS
 
-STAGES = ("filter", "candidates", "expand", "fuse", "rerank", "diversify")
+STAGES = ("filter", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
 NONE = "none"
 
 
@@ -50,6 +51,7 @@ class PipelineStages(BaseModel):
     expand_weights: tuple[tuple[str, float], ...] = ()
     fuse: Literal["rrf", "linear"] = "rrf"
     rerank: str | None = None
+    balance: Literal["source", "document"] | None = None
     diversify: PositiveInt | None = None
 
     @field_validator("filter")
@@ -94,6 +96,7 @@ class PipelineStages(BaseModel):
         expand = ",".join(self._expansion(n) for n in self.expand) or NONE
         return " ".join([f"filter={self.filter or NONE}", f"candidates={self.candidates}", f"expand={expand}",
                          f"fuse={self.fuse}", f"rerank={self.rerank or NONE}",
+                         *([f"balance={self.balance}"] if self.balance else []),
                          *([f"diversify={self.diversify}"] if self.diversify else [])])
 
     def _expansion(self, name: str) -> str:

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Two of compose's options measured against the training-free preset on the development split,
+# Compose's options measured against the filtered hybrid search (filter=rules candidates=hybrid) on the development split,
 # official rule, each its own record with the k-fold choice among its runs (bench/compose_report.py):
 #   fusion     IR-CoT and PPR + IR-CoT expansions fused at expand_weight 1 and 0.5
 #              -> bench/results/compose-fusion-NAME.md and .json (about 40 min)
 #   diversify  the diversify stage at 2 and 3 chunks per document, and how each run's top 10
 #              spread over documents (bench/document_spread.py)
 #              -> bench/results/compose-diversify-NAME.md and .json (about 15 min)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify]    (default: both; RESUME=1 keeps
+#   balance    the balance stage by source, alone and after the IR-CoT expansion at weight 0.5,
+#              and the preset's choice among the pipelines without IR-CoT (its offline strategy
+#              reads questions by MultiHop-RAG's wording, and it calls a language model when one
+#              is configured) -> bench/results/compose-balance-NAME.md and .json (about 25 min)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance]    (default: all; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -14,13 +18,13 @@ cd "$(dirname "$0")/.."
 NAME=${1:-multihop-rag}
 [ $# -gt 0 ] && shift
 KINDS=("$@")
-[ ${#KINDS[@]} -gt 0 ] || KINDS=(fusion diversify)
+[ ${#KINDS[@]} -gt 0 ] || KINDS=(fusion diversify balance)
 QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
 EVAL_CORPUS=$NAME
 [ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
 source bench/eval_runs.sh
 OFF=(--llm-backend none -k 10)
-PRESET="filter=rules candidates=hybrid"
+BASE="filter=rules candidates=hybrid"
 
 for kind in "${KINDS[@]}"; do
   RUNS=${OUT:-runs}/bench-compose-$kind
@@ -28,22 +32,29 @@ for kind in "${KINDS[@]}"; do
   record=bench/results/compose-$kind-$NAME
   mkdir -p "$RUNS" "$SUMMARIES"
   ids=()
-  run p1-filter-hybrid --method compose --stages "$PRESET" "${OFF[@]}"
+  run p1-filter-hybrid --method compose --stages "$BASE" "${OFF[@]}"
   case $kind in
     fusion)
-      run p3-filter-hybrid-ircot --method compose --stages "$PRESET expand=ircot" "${OFF[@]}"
-      run p4-filter-hybrid-ppr-ircot --method compose --stages "$PRESET expand=ppr,ircot" "${OFF[@]}"
-      run w3-filter-hybrid-ircot-half --method compose --stages "$PRESET expand=ircot" \
+      run p3-filter-hybrid-ircot --method compose --stages "$BASE expand=ircot" "${OFF[@]}"
+      run p4-filter-hybrid-ppr-ircot --method compose --stages "$BASE expand=ppr,ircot" "${OFF[@]}"
+      run w3-filter-hybrid-ircot-half --method compose --stages "$BASE expand=ircot" \
         --compose-expand-weight 0.5 "${OFF[@]}"
-      run w4-filter-hybrid-ppr-ircot-half --method compose --stages "$PRESET expand=ppr,ircot" \
+      run w4-filter-hybrid-ppr-ircot-half --method compose --stages "$BASE expand=ppr,ircot" \
         --compose-expand-weight 0.5 "${OFF[@]}" ;;
     diversify)
-      run d2-filter-hybrid-diversify2 --method compose --stages "$PRESET diversify=2" "${OFF[@]}"
-      run d3-filter-hybrid-diversify3 --method compose --stages "$PRESET diversify=3" "${OFF[@]}" ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify)" >&2; exit 1 ;;
+      run d2-filter-hybrid-diversify2 --method compose --stages "$BASE diversify=2" "${OFF[@]}"
+      run d3-filter-hybrid-diversify3 --method compose --stages "$BASE diversify=3" "${OFF[@]}" ;;
+    balance)
+      run b1-filter-hybrid-balance --method compose --stages "$BASE balance=source" "${OFF[@]}"
+      run w3-filter-hybrid-ircot-half --method compose --stages "$BASE expand=ircot:0.5" "${OFF[@]}"
+      run b2-filter-hybrid-ircot-half-balance --method compose --stages "$BASE expand=ircot:0.5 balance=source" \
+        "${OFF[@]}" ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance)" >&2; exit 1 ;;
   esac
+  shippable=()
+  [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
-    --json "$record.json" "${ids[@]}" > "$record.md.new"
+    --json "$record.json" "${shippable[@]}" "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then
     python bench/document_spread.py --md "$record.md.new" --json "$record.json" "${ids[@]}"
   fi

@@ -70,6 +70,10 @@ def main() -> None:
     parser = runs_report_parser(__doc__)
     parser.add_argument("--ablation", action="append", default=[],
                         help="a run that takes a stage away from the chosen pipeline (by folder name; not chosen from)")
+    parser.add_argument("--shippable", action="append", default=[],
+                        help="a run whose pipeline may ship as the preset (by folder name); given any, the preset is "
+                             "also chosen k-fold among these alone (the others may call a language model when one is "
+                             "configured, or read questions by one benchmark's wording)")
     parser.add_argument("--generated", action="append", default=[],
                         help="a run whose model was trained only on generated questions (by folder name)")
     args = parser.parse_args()
@@ -102,6 +106,8 @@ def main() -> None:
         return chosen, {m: fmean(held[m]) for m in METRICS}
 
     chosen, kfold = choose(runs)
+    shippable = [r for r in runs if r in args.shippable]
+    preset_choice = choose(shippable) if shippable else None
     trained_choice = choose(trained) if trained else None
     record = {}
     for run, r in reports.items():
@@ -161,6 +167,14 @@ def main() -> None:
                   f"Recall@10 >= {IN_DOMAIN_GOAL['recall@10']} "
                   f"({'met' if held_out['recall@10'] >= IN_DOMAIN_GOAL['recall@10'] else 'not met'}), Hits@4 >= "
                   f"{IN_DOMAIN_GOAL['hits@4']} ({'met' if held_out['hits@4'] >= IN_DOMAIN_GOAL['hits@4'] else 'not met'}).", ""]
+    if preset_choice:
+        picks, held_out = preset_choice
+        lines += [(f"The preset's choice, {FOLDS}-fold by question among the pipelines that may ship "
+                   f"({', '.join(f'`{r}`' for r in shippable)}): chosen "
+                   + ", ".join(f"`{r}` in {sum(c['chosen'] == r for c in picks)} folds"
+                               for r in dict.fromkeys(c["chosen"] for c in picks))
+                   + f"; Hits@4 {f(held_out['hits@4'])}, Hits@10 {f(held_out['hits@10'])}, Recall@10 "
+                   f"{f(held_out['recall@10'])} on the held-out folds."), ""]
     free = kfold["recall@10"]
     for run in generated:
         o = record[run]["official"]
@@ -189,7 +203,9 @@ def main() -> None:
         "in_domain_selection": ({"by": SELECT_BY, "among": trained, "folds": trained_choice[0], "kfold": trained_choice[1],
                                  "goal": IN_DOMAIN_GOAL} if trained_choice else None),
         "selection": {"by": SELECT_BY, "among": runs, "folds": chosen, "kfold": kfold, "best_in_sample": best_in_sample,
-                      "goal": GOAL, "met": met}}, indent=1) + "\n")
+                      "goal": GOAL, "met": met},
+        "preset_selection": ({"by": SELECT_BY, "among": shippable, "folds": preset_choice[0], "kfold": preset_choice[1]}
+                             if preset_choice else None)}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """`compose`: methods as stages of one pipeline (mhgraph/compose/stages.py):
 
-    filter -> candidates -> expansion -> fusion -> rerank -> diversify
+    filter -> candidates -> expansion -> fusion -> rerank -> balance -> diversify
 
 1. candidates: `candidate_k` chunks by vector, bm25 or hybrid; with a filter, metarag's filtered
    search (its extractor, vector or hybrid inside the filter). On a corpus whose chunks have no
@@ -13,8 +13,10 @@
    (`expand=ircot:0.5`), else `expand_weight`.
 4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
    the best `top_k` fused chunks are kept.
-5. diversify (when set): at most N chunks of one document among the `top_k` kept, from the
-   reranked (or fused) order; the chunks past a document's limit move below the others.
+5. balance (when set): the `top_k` kept taken from each source (or document) in turn, from the
+   reranked (or fused) order;
+6. diversify (when set): at most N chunks of one document among the `top_k` kept, from the
+   reranked (or fused, or balanced) order; the chunks past a document's limit move below the others.
 
 Each stage is timed (RetrievalResult.phases) and its output kept (StageTrace), so an evaluation
 report shows where gold is lost. The stages' own methods are built with their options as the
@@ -32,7 +34,7 @@ from pydantic import model_validator
 
 from mhgraph import cypher
 from mhgraph.compose.diagnostics import StageTrace
-from mhgraph.compose.diversity import per_document
+from mhgraph.compose.diversity import in_turn, per_document
 from mhgraph.compose.fusion import fuse
 from mhgraph.compose.stages import PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
@@ -46,15 +48,16 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-multihop-rag.md says how each was chosen):
-# training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split among
-# the training-free pipelines searched there; in-domain, the one chosen the same way among the
+# pipelines shipped by name (bench/results/compose-multihop-rag.md and compose-balance-multihop-rag.md
+# say how each was chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's
+# development split among the training-free pipelines that may ship (no stage that calls a language
+# model when one is configured); in-domain, the one chosen the same way among the
 # in-domain ones: TreeHop (its own `model` option: the one 'mhgraph treehop train' made) and the
 # cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
 # reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), both k-fold
 # (docs/methods/compose.md, Measured)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
-PRESETS: dict[str, str] = {"training-free": "filter=rules candidates=hybrid",
+PRESETS: dict[str, str] = {"training-free": "filter=rules candidates=hybrid balance=source",
                            "in-domain": f"filter=rules candidates=hybrid expand=treehop rerank={IN_DOMAIN_RERANKER}"}
 
 
@@ -133,17 +136,22 @@ class ComposedRetriever(Retriever):
         t = time.perf_counter()
         weights = [1.0] + [self.stages.weight(name, self.expand_weight) for name in self.expansions]
         fused = fuse(rankings, self.stages.fuse, weights) if self.expansions else candidates
-        limit = self.stages.diversify
-        depth = self.rerank_k if self.reranker else len(fused) if limit else top_k   # what the next stage sees
+        limit, balance = self.stages.diversify, self.stages.balance
+        spread = bool(limit or balance)        # a stage after the ordering reads more than top_k
+        depth = self.rerank_k if self.reranker else len(fused) if spread else top_k   # what the next stage sees
         record("fusion", f"{self.stages.fuse if self.expansions else 'none (one ranking)'}, top {depth}",
                time.perf_counter() - t, fused[:depth])
         if self.reranker is not None:
-            # with diversify, the reranker orders all it scores, and the stage after it keeps top_k
-            keep = self.rerank_k if limit else top_k
+            # with balance or diversify, the reranker orders all it scores, and the stage after it keeps top_k
+            keep = self.rerank_k if spread else top_k
             final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], keep, self.rerank_weight)
             record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", seconds, final)
         else:
             final = [replace(c, rank=rank) for rank, c in enumerate(fused[:depth], start=1)]
+        if balance:
+            t = time.perf_counter()
+            final = in_turn(final, balance, len(final) if limit else top_k)
+            record("balance", f"each {balance} in turn, top {len(final)}", time.perf_counter() - t, final)
         if limit:
             t = time.perf_counter()
             final = per_document(final, limit, top_k)
@@ -171,6 +179,7 @@ class ComposeOptions(MethodOptions):
     stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), candidates "
                                          "(vector, bm25, hybrid), expand (methods, comma-separated; METHOD:W gives "
                                          "one its fusion weight W), fuse (rrf, linear), rerank (a reranker), "
+                                         "balance (source or document: the kept chunks taken from each in turn), "
                                          "diversify (N: at most N chunks of one document kept); 'none' turns a "
                                          "stage off. Or the name of a pipeline: one of `pipelines`, or shipped ("
                                          + ", ".join(PRESETS) + ").",

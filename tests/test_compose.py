@@ -137,6 +137,7 @@ def test_diversify_keeps_at_most_n_chunks_of_a_document_before_the_rest() -> Non
     one = per_document(ranked, 1, 5)
     # A, B, the chunk with no document (its own), C; then the first held back, a2
     assert [c.chunk_id for c in one] == ["a1", "b1", "none", "c1", "a2"] and [c.rank for c in one] == [1, 2, 3, 4, 5]
+    assert [c.score for c in one] == [9, 8, 6, 5, 3]   # the kept scores, highest first, in the new order
     assert [c.chunk_id for c in per_document(ranked, 2, 7)] == ["a1", "a2", "b1", "none", "b2", "c1", "a3"]
     assert [c.chunk_id for c in per_document(ranked, 3, 3)] == ["a1", "a2", "a3"]   # within the limit: unchanged
     assert parse_stages("diversify=2").describe().endswith("rerank=none diversify=2")
@@ -149,15 +150,22 @@ def test_balance_takes_each_source_in_turn() -> None:
     from mhgraph.compose.diversity import in_turn
 
     ranked = [replace(c, source=s, document_id=d) for c, s, d in zip(
-        _chunks(("a1", 9), ("a2", 8), ("b1", 7), ("a3", 6), ("none", 5), ("b2", 4), ("c1", 3)),
-        ["A", "A", "B", "A", None, "B", "C"], ["1", "2", "3", "1", "4", "3", "5"])]
-    # sources in the order of their best chunk (A, B, the chunk without one, C), each in its order
-    turns = in_turn(ranked, "source", 7)
-    assert [c.chunk_id for c in turns] == ["a1", "b1", "none", "c1", "a2", "b2", "a3"]
-    assert [c.rank for c in turns] == list(range(1, 8))
-    assert [c.chunk_id for c in in_turn(ranked, "source", 3)] == ["a1", "b1", "none"]
-    # by document: documents 1, 2, 3, 4, 5 once each, then the second chunks of 1 and 3
-    assert [c.chunk_id for c in in_turn(ranked, "document", 7)] == ["a1", "a2", "b1", "none", "c1", "a3", "b2"]
+        _chunks(("a1", 9), ("a2", 8), ("b1", 7), ("a3", 6), ("x1", 5), ("b2", 4), ("c1", 3), ("x2", 2)),
+        ["A", "A", "B", "A", None, "B", "C", None], ["1", "2", "3", "1", "4", "3", "5", "6"])]
+    # sources in the order of their best chunk (A, B, the chunks without one, C), each in its order
+    turns = in_turn(ranked, "source", 8)
+    assert [c.chunk_id for c in turns] == ["a1", "b1", "x1", "c1", "a2", "b2", "x2", "a3"]
+    assert [c.rank for c in turns] == list(range(1, 9))
+    # the scores given out again in the new order, so a result's final ranking (by score) keeps it
+    assert [c.score for c in turns] == [9, 8, 7, 6, 5, 4, 3, 2]
+    assert [c.chunk_id for c in in_turn(ranked, "source", 3)] == ["a1", "b1", "x1"]
+    # a chunk moved into the kept few brings its score; the kept few are scored among themselves
+    assert [(c.chunk_id, c.score) for c in in_turn(ranked, "source", 4)] == [("a1", 9), ("b1", 7), ("x1", 5), ("c1", 3)]
+    # by document: documents 1, 2, 3, 4, 5, 6 once each, then the second chunks of 1 and 3
+    assert [c.chunk_id for c in in_turn(ranked, "document", 8)] == ["a1", "a2", "b1", "x1", "c1", "x2", "a3", "b2"]
+    # without the field, one group: the order stays
+    flat = [replace(c, source=None) for c in ranked]
+    assert [c.chunk_id for c in in_turn(flat, "source", 8)] == [c.chunk_id for c in ranked]
     assert in_turn(ranked, "source", 0) == [] and in_turn([], "source", 5) == []
     assert parse_stages("balance=source").describe().endswith("rerank=none balance=source")
     assert parse_stages("diversify=1 balance=document").describe().endswith("balance=document diversify=1")
@@ -300,6 +308,7 @@ def test_diversify_stage_spreads_the_kept_chunks_over_documents(sample_graph, se
     first_of = list(dict.fromkeys(documents(ranked)))
     assert documents(kept) == first_of[:6] and len(set(documents(kept))) == 6
     assert [c.chunk_id for c in kept] == [next(c.chunk_id for c in ranked if c.document_id == d) for d in first_of[:6]]
+    assert [c.chunk_id for c in spread.final_ranking()] == [c.chunk_id for c in kept]
     trace = spread.diagnostic(StageTrace)
     assert [s["stage"] for s in trace.stages] == ["candidates", "fusion", "diversify"]
     assert len(trace.stages[1]["chunks"]) == 30 and trace.stages[2]["chunks"] == [c.chunk_id for c in kept]
@@ -335,6 +344,8 @@ def test_balance_stage_takes_each_source_in_turn(sample_graph, settings, embedde
                                                           for s in sources]
     assert kept[-1].chunk_id == next(c.chunk_id for c in ranked if c.source == sources[0]
                                      and c.chunk_id != kept[0].chunk_id)
+    # what scoring and the CLI read: the final ranking, by score, is the balanced order
+    assert [c.chunk_id for c in result.final_ranking()] == [c.chunk_id for c in kept]
     trace = result.diagnostic(StageTrace)
     assert [s["stage"] for s in trace.stages] == ["candidates", "fusion", "balance"]
     assert len(trace.stages[1]["chunks"]) == 30 and trace.stages[2]["chunks"] == [c.chunk_id for c in kept]

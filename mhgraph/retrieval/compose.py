@@ -139,7 +139,8 @@ class ComposedRetriever(Retriever):
         limit, balance = self.stages.diversify, self.stages.balance
         spread = bool(limit or balance)        # a stage after the ordering reads more than top_k
         depth = self.rerank_k if self.reranker else len(fused) if spread else top_k   # what the next stage sees
-        record("fusion", f"{self.stages.fuse if self.expansions else 'none (one ranking)'}, top {depth}",
+        seen = "all" if spread and not self.reranker else f"top {depth}"   # one detail for every question
+        record("fusion", f"{self.stages.fuse if self.expansions else 'none (one ranking)'}, {seen}",
                time.perf_counter() - t, fused[:depth])
         if self.reranker is not None:
             # with balance or diversify, the reranker orders all it scores, and the stage after it keeps top_k
@@ -151,7 +152,8 @@ class ComposedRetriever(Retriever):
         if balance:
             t = time.perf_counter()
             final = in_turn(final, balance, len(final) if limit else top_k)
-            record("balance", f"each {balance} in turn, top {len(final)}", time.perf_counter() - t, final)
+            record("balance", f"each {balance} in turn" + ("" if limit else f", top {top_k}"),
+                   time.perf_counter() - t, final)
         if limit:
             t = time.perf_counter()
             final = per_document(final, limit, top_k)

@@ -51,10 +51,10 @@ for kind in "${KINDS[@]}"; do
         "${OFF[@]}" ;;
     *) echo "error: unknown record '$kind' (fusion, diversify, balance)" >&2; exit 1 ;;
   esac
-  shippable=()
+  shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
-    --json "$record.json" "${shippable[@]}" "${ids[@]}" > "$record.md.new"
+    --json "$record.json" ${shippable[@]+"${shippable[@]}"} "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then
     python bench/document_spread.py --md "$record.md.new" --json "$record.json" "${ids[@]}"
   fi

@@ -14,7 +14,8 @@
 4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
    the best `top_k` fused chunks are kept.
 5. balance (when set): the `top_k` kept taken from each source (or document) in turn, from the
-   reranked (or fused) order;
+   reranked (or fused) order; by source only where the question's filter names two or more
+   sources (a question that names none or one keeps its order);
 6. diversify (when set): at most N chunks of one document among the `top_k` kept, from the
    reranked (or fused, or balanced) order; the chunks past a document's limit move below the others.
 
@@ -38,6 +39,7 @@ from mhgraph.compose.diversity import in_turn, per_document
 from mhgraph.compose.fusion import fuse
 from mhgraph.compose.stages import PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
+from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.graph.documents import warn_if_changed
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
@@ -118,6 +120,8 @@ class ComposedRetriever(Retriever):
         found = self.candidates.search(question, top_k=self.candidate_k)
         candidates = found.final_ranking()[:self.candidate_k]
         diagnostics += found.diagnostics
+        named = next((d.filter.sources for d in found.diagnostics
+                      if isinstance(d, FilterExtraction) and not d.fallback), ())
         record("candidates", self._candidate_detail(), time.perf_counter() - t, candidates)
         rankings = [candidates]
         pool = {c.chunk_id: c for c in candidates}
@@ -151,8 +155,12 @@ class ComposedRetriever(Retriever):
             final = [replace(c, rank=rank) for rank, c in enumerate(fused[:depth], start=1)]
         if balance:
             t = time.perf_counter()
-            final = in_turn(final, balance, len(final) if limit else top_k)
-            record("balance", f"each {balance} in turn" + ("" if limit else f", top {top_k}"),
+            keep = len(final) if limit else top_k
+            # by source only for a question that names several: one that names none keeps its order
+            final = (in_turn(final, balance, keep) if balance == "document" or len(named) >= 2
+                     else final[:keep])
+            where = "" if balance == "document" else " where the filter names two or more"
+            record("balance", f"each {balance} in turn{where}" + ("" if limit else f", top {top_k}"),
                    time.perf_counter() - t, final)
         if limit:
             t = time.perf_counter()

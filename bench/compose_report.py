@@ -155,11 +155,11 @@ def main() -> None:
     preset, preset_run = kfold, best_in_sample
     if preset_choice:
         picks, preset = preset_choice
-        preset_run = Counter(c["chosen"] for c in picks).most_common(1)[0][0]
+        folds_won = Counter(c["chosen"] for c in picks)      # in the order first chosen
+        preset_run = folds_won.most_common(1)[0][0]
         lines += [(f"The preset's choice, {FOLDS}-fold by question among the pipelines that may ship "
                    f"({', '.join(f'`{r}`' for r in shippable)}): chosen "
-                   + ", ".join(f"`{r}` in {sum(c['chosen'] == r for c in picks)} folds"
-                               for r in dict.fromkeys(c["chosen"] for c in picks))
+                   + ", ".join(f"`{r}` in {n} folds" for r, n in folds_won.items())
                    + f"; Hits@4 {f(preset['hits@4'])}, Hits@10 {f(preset['hits@10'])}, Recall@10 "
                    f"{f(preset['recall@10'])} on the held-out folds."), ""]
     p50 = record[preset_run]["latency_ms"]["p50"]

@@ -105,14 +105,17 @@ def main() -> None:
         if not gold:
             continue
         top = final_ranking(r["hops"])[:K]
+        pairs: dict[str, list] = defaultdict(list)    # each pair joined once, counted in its type and in all
+        for i, a in enumerate(gold):
+            for b in gold[i + 1:]:
+                if document[a] != document[b]:
+                    pairs["gold - gold"].append(join(a, b))
+            for b in top:
+                if b not in r["gold"] and b in graph.index and document[a] != document[b]:
+                    pairs["gold - near miss"].append(join(a, b))
         for group in (r["type"], "all"):
-            for i, a in enumerate(gold):
-                for b in gold[i + 1:]:
-                    if document[a] != document[b]:
-                        kinds[group]["gold - gold"].append(join(a, b))
-                for b in top:
-                    if b not in r["gold"] and b in graph.index and document[a] != document[b]:
-                        kinds[group]["gold - near miss"].append(join(a, b))
+            for kind, joins in pairs.items():
+                kinds[group][kind] += joins
     rng = np.random.default_rng(0)
     randoms = []
     while len(randoms) < RANDOM_PAIRS:

@@ -120,8 +120,6 @@ class ComposedRetriever(Retriever):
         found = self.candidates.search(question, top_k=self.candidate_k)
         candidates = found.final_ranking()[:self.candidate_k]
         diagnostics += found.diagnostics
-        named = next((d.filter.sources for d in found.diagnostics
-                      if isinstance(d, FilterExtraction) and not d.fallback), ())
         record("candidates", self._candidate_detail(), time.perf_counter() - t, candidates)
         rankings = [candidates]
         pool = {c.chunk_id: c for c in candidates}
@@ -157,7 +155,7 @@ class ComposedRetriever(Retriever):
             t = time.perf_counter()
             keep = len(final) if limit else top_k
             # by source only for a question that names several: one that names none keeps its order
-            final = (in_turn(final, balance, keep) if balance == "document" or len(named) >= 2
+            final = (in_turn(final, balance, keep) if balance == "document" or len(self._named(found)) >= 2
                      else final[:keep])
             where = "" if balance == "document" else " where the filter names two or more"
             record("balance", f"each {balance} in turn{where}" + ("" if limit else f", top {top_k}"),
@@ -171,6 +169,12 @@ class ComposedRetriever(Retriever):
         return RetrievalResult(question, self.name, [Hop(1, final, query=question, seconds=seconds)],
                                params={"top_k": top_k, **self.params}, seconds=seconds, phases=phases,
                                diagnostics=(stage_trace, *self._distinct(diagnostics)))
+
+    @staticmethod
+    def _named(found: RetrievalResult) -> tuple[str, ...]:
+        """The sources the question's filter named, as the candidates stage used it (none unfiltered)."""
+        return next((d.filter.sources for d in found.diagnostics
+                     if isinstance(d, FilterExtraction) and not d.fallback), ())
 
     def _candidate_detail(self) -> str:
         where = f" inside the {self.stages.filter} filter" if self.stages.filter and not self.note else ""

@@ -10,7 +10,11 @@
 #              and the preset's choice among the pipelines without IR-CoT (its offline strategy
 #              reads questions by MultiHop-RAG's wording, and it calls a language model when one
 #              is configured) -> bench/results/compose-balance-NAME.md and .json (about 25 min)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance]    (default: all; RESUME=1 keeps
+#   sources    the candidates shared among the sources the question's filter names (share=source:
+#              each searched apart for its share), alone and with balance by source, and the
+#              training-free preset's choice among these four pipelines
+#              -> bench/results/compose-sources-NAME.md and .json (about 25 min)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources]    (default: all; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -18,7 +22,7 @@ cd "$(dirname "$0")/.."
 NAME=${1:-multihop-rag}
 [ $# -gt 0 ] && shift
 KINDS=("$@")
-[ ${#KINDS[@]} -gt 0 ] || KINDS=(fusion diversify balance)
+[ ${#KINDS[@]} -gt 0 ] || KINDS=(fusion diversify balance sources)
 QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
 EVAL_CORPUS=$NAME
 [ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
@@ -49,10 +53,17 @@ for kind in "${KINDS[@]}"; do
       run w3-filter-hybrid-ircot-half --method compose --stages "$BASE expand=ircot:0.5" "${OFF[@]}"
       run b2-filter-hybrid-ircot-half-balance --method compose --stages "$BASE expand=ircot:0.5 balance=source" \
         "${OFF[@]}" ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify, balance)" >&2; exit 1 ;;
+    sources)
+      run b1-filter-hybrid-balance --method compose --stages "$BASE balance=source" "${OFF[@]}"
+      run s1-filter-hybrid-share-source --method compose --stages "$BASE share=source" "${OFF[@]}"
+      run s2-filter-hybrid-share-source-balance --method compose --stages "$BASE share=source balance=source" \
+        "${OFF[@]}" ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
+  [ "$kind" = sources ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance \
+    --shippable s1-filter-hybrid-share-source --shippable s2-filter-hybrid-share-source-balance)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
     --json "$record.json" ${shippable[@]+"${shippable[@]}"} "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then

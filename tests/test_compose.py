@@ -49,7 +49,9 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
-    ("bogus=1", "unknown stage 'bogus' (stages: filter, candidates, expand, fuse, rerank, balance, diversify)"),
+    ("bogus=1", "unknown stage 'bogus' (stages: filter, share, candidates, expand, fuse, rerank, balance, diver"),
+    ("share=source", "stage 'share': the candidates are shared among the sources a filter names: add a filter stage"),
+    ("filter=rules share=date", "stage 'share': Input should be 'source', got 'date'"),
     ("balance=outlet", "stage 'balance': Input should be 'source' or 'document', got 'outlet'"),
     ("diversify=0", "stage 'diversify': Input should be greater than 0, got '0'"),
     ("diversify=two", "stage 'diversify': Input should be a valid integer"),
@@ -77,7 +79,7 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
     # the shipped preset, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
-        "filter=rules candidates=hybrid expand=none fuse=rrf rerank=none balance=source"
+        "filter=rules share=source candidates=hybrid expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
     # the in-domain preset: TreeHop, and the k-fold cross-encoder where 'mhgraph reranker export' puts it
@@ -170,6 +172,13 @@ def test_balance_takes_each_source_in_turn() -> None:
     assert parse_stages("balance=source").describe().endswith("rerank=none balance=source")
     assert parse_stages("diversify=1 balance=document").describe().endswith("balance=document diversify=1")
     assert "balance" not in parse_stages("balance=none").describe()
+
+
+def test_share_is_written_after_the_filter_only_when_set() -> None:
+    stages = parse_stages("candidates=vector share=source filter=rules")
+    assert stages.share == "source" and stages.describe().startswith("filter=rules share=source candidates=vector")
+    assert parse_stages(stages.describe()) == stages
+    assert "share" not in parse_stages("filter=rules share=none").describe()
 
 
 # -- on the real server -----------------------------------------------------------------------
@@ -355,6 +364,29 @@ def test_balance_stage_takes_each_source_the_filter_names_in_turn(sample_graph, 
     plain = search("filter=rules candidates=hybrid", QUESTION, 6).hops[0].chunks
     kept = search("filter=rules candidates=hybrid balance=source", QUESTION, 6).hops[0].chunks
     assert len({c.source for c in plain}) >= 2 and [c.chunk_id for c in kept] == [c.chunk_id for c in plain]
+
+
+def test_share_stage_searches_each_source_the_filter_names_apart(sample_graph, settings, embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.retrieval.compose import ComposeOptions
+    from mhgraph.retrieval.metarag import MetaRAGOptions
+
+    two = "Did The Meridian Post and Courtside Daily both report on Tomás Ferreira and Kingsbridge Rovers?"
+
+    def search(method: str, options, question: str = two):
+        return _retriever(sample_graph, settings, embedder, None, method, options).search(question, top_k=6)
+
+    shared = search("compose", ComposeOptions(stages="filter=rules share=source candidates=hybrid", candidate_k=6))
+    # the candidates stage is metarag's per-source search: 3 chunks of each source, merged by score
+    alone = search("metarag", MetaRAGOptions(search="hybrid", candidates=6, per_source=True))
+    assert [c.chunk_id for c in shared.hops[0].chunks] == [c.chunk_id for c in alone.hops[0].chunks]
+    assert sorted(c.source for c in shared.hops[0].chunks) == ["Courtside Daily"] * 3 + ["The Meridian Post"] * 3
+    one = search("compose", ComposeOptions(stages="filter=rules candidates=hybrid", candidate_k=6))
+    assert [c.source for c in one.hops[0].chunks].count("Courtside Daily") != 3   # one search shares otherwise
+    trace = shared.diagnostic(StageTrace)
+    assert trace.stages[0]["detail"] == "hybrid inside the rules filter, each source it names apart, 6 chunks"
+    assert shared.params["candidates"]["per_source"] is True and "per_source" not in one.params["candidates"]
+    assert shared.params["stages"].startswith("filter=rules share=source candidates=hybrid")
 
 
 def test_filter_on_a_flat_corpus_is_skipped_with_a_note(empty_graph, settings, embedder) -> None:

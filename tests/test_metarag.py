@@ -118,6 +118,31 @@ def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, setting
     assert [c.score for c in chunks] == pytest.approx(sorted(fused.values(), reverse=True)[:8], abs=1e-4)
 
 
+@pytest.mark.parametrize("kind", ["vector", "hybrid"])
+def test_per_source_gives_each_named_source_its_share_of_the_candidates(graph, settings, embedder, kind) -> None:
+    """--per-source: each source the filter names searched apart for ceil(K / sources) candidates,
+    merged by score; a filter naming one source searches as without it."""
+    question = "Did Solenne Labs change the Hush Pro earbuds' noise cancelling after the patent verdict?"
+    two = MetadataFilter(("Circuit Weekly", "Global Finance Wire"))
+
+    def search(found: MetadataFilter, k: int, **kw):
+        return retriever(graph, settings, embedder, FixedFilter(found), mode="exact", search=kind, candidates=k,
+                         **kw).search(question, top_k=k)
+
+    plain = search(two, 4)
+    # the premise: one search inside the filter gives the earbuds' outlet more than its share
+    assert [c.source for c in plain.hops[0].chunks].count("Circuit Weekly") > 2
+    split = search(two, 4, per_source=True)
+    assert split.params["per_source"] is True and "per_source" not in plain.params
+    each = {name: search(MetadataFilter((name,)), 2).hops[0].chunks for name in two.sources}
+    assert all(len(found) == 2 for found in each.values())
+    expected = sorted((c for found in each.values() for c in found), key=lambda c: (-c.score, c.chunk_id))
+    assert [(c.chunk_id, c.source) for c in split.hops[0].chunks] == [(c.chunk_id, c.source) for c in expected]
+    one = MetadataFilter(("Circuit Weekly",))
+    assert ([c.chunk_id for c in search(one, 5, per_source=True).hops[0].chunks]
+            == [c.chunk_id for c in search(one, 5).hops[0].chunks])
+
+
 def test_a_filter_admitting_fewer_than_k_returns_what_it_admits(graph, settings, embedder) -> None:
     found = MetadataFilter(("Courtside Daily",), days=(date(2023, 11, 15), date(2023, 12, 17)))
     admitted = exact_ranking(graph, embedder, "football transfer", found, "sample")

@@ -5,6 +5,8 @@ expansion, reciprocal rank fusion, no reranker).
 
 - filter: a metadata filter extractor of `metarag` (rules, llm, reference, gold); the candidates
   are then searched inside the filter (metarag's filtered search; vector or hybrid candidates);
+- share: source, with a filter: each source the question's filter names searched apart for its
+  share of the candidates (metarag's `per_source`), or none: one search inside the filter;
 - candidates: vector, bm25 or hybrid;
 - expand: methods whose own rankings join the candidates (any method but compose; usually
   treehop, claims, ppr, ircot); a method that can use the candidates does (ppr seeds its walk
@@ -16,8 +18,8 @@ expansion, reciprocal rank fusion, no reranker).
   bi-encoder:MODEL, kfold:DIR), or none;
 - balance: source or document, the kept chunks taken from each in turn, or none;
 - diversify: N, at most N chunks of one document among those kept (the others move below them),
-  or none (mhgraph/compose/diversity.py, as balance). Both written out only when set, so a
-  pipeline line without them reads as before.
+  or none (mhgraph/compose/diversity.py, as balance). These two and share written out only when
+  set, so a pipeline line without them reads as before.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pydantic import (
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.extractors import EXTRACTORS
 
-STAGES = ("filter", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
+STAGES = ("filter", "share", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
 NONE = "none"
 
 
@@ -44,6 +46,7 @@ class PipelineStages(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     filter: str | None = None
+    share: Literal["source"] | None = None
     candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
     expand: tuple[str, ...] = ()
     # (method, its ranking's weight in the fusion) for the methods written METHOD:W; pairs, not a
@@ -59,6 +62,13 @@ class PipelineStages(BaseModel):
     def _known_extractor(cls, value: str | None) -> str | None:
         if value is not None and value not in EXTRACTORS:
             raise ValueError(f"unknown filter extractor '{value}' (extractors: {', '.join(EXTRACTORS)})")
+        return value
+
+    @field_validator("share")
+    @classmethod
+    def _shared_inside_a_filter(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("filter") is None:
+            raise ValueError("the candidates are shared among the sources a filter names: add a filter stage")
         return value
 
     @field_validator("expand")
@@ -94,7 +104,8 @@ class PipelineStages(BaseModel):
     def describe(self) -> str:
         """The canonical one-line form (what runs, every stage written out)."""
         expand = ",".join(self._expansion(n) for n in self.expand) or NONE
-        return " ".join([f"filter={self.filter or NONE}", f"candidates={self.candidates}", f"expand={expand}",
+        return " ".join([f"filter={self.filter or NONE}", *([f"share={self.share}"] if self.share else []),
+                         f"candidates={self.candidates}", f"expand={expand}",
                          f"fuse={self.fuse}", f"rerank={self.rerank or NONE}",
                          *([f"balance={self.balance}"] if self.balance else []),
                          *([f"diversify={self.diversify}"] if self.diversify else [])])

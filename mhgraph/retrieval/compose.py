@@ -3,8 +3,9 @@
     filter -> candidates -> expansion -> fusion -> rerank -> balance -> diversify
 
 1. candidates: `candidate_k` chunks by vector, bm25 or hybrid; with a filter, metarag's filtered
-   search (its extractor, vector or hybrid inside the filter). On a corpus whose chunks have no
-   source and no date the filter is skipped, with a note.
+   search (its extractor, vector or hybrid inside the filter), with share=source each source the
+   filter names searched apart for its share. On a corpus whose chunks have no source and no date
+   the filter is skipped, with a note.
 2. expansion: each method named ranks `expand_k` chunks of its own, told the candidates (a
    method that can use them does: ppr seeds its walk with them; the others search from the
    question). A method whose layer is missing says which command builds it, before anything runs.
@@ -50,7 +51,7 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-multihop-rag.md and compose-balance-multihop-rag.md
+# pipelines shipped by name (bench/results/compose-multihop-rag.md and compose-sources-multihop-rag.md
 # say how each was chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's
 # development split among the training-free pipelines that may ship (no stage that calls a language
 # model when one is configured); in-domain, the one chosen the same way among the
@@ -59,7 +60,7 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), both k-fold
 # (docs/methods/compose.md, Measured)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
-PRESETS: dict[str, str] = {"training-free": "filter=rules candidates=hybrid balance=source",
+PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid",
                            "in-domain": f"filter=rules candidates=hybrid expand=treehop rerank={IN_DOMAIN_RERANKER}"}
 
 
@@ -178,6 +179,7 @@ class ComposedRetriever(Retriever):
 
     def _candidate_detail(self) -> str:
         where = f" inside the {self.stages.filter} filter" if self.stages.filter and not self.note else ""
+        where += ", each source it names apart" if where and self.stages.share else ""
         return f"{self.stages.candidates}{where}, {self.candidate_k} chunks"
 
     @staticmethod
@@ -190,9 +192,10 @@ class ComposedRetriever(Retriever):
 
 
 class ComposeOptions(MethodOptions):
-    stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), candidates "
-                                         "(vector, bm25, hybrid), expand (methods, comma-separated; METHOD:W gives "
-                                         "one its fusion weight W), fuse (rrf, linear), rerank (a reranker), "
+    stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), share (source: "
+                                         "each source the filter names searched apart for its share of the "
+                                         "candidates), candidates (vector, bm25, hybrid), expand (methods, "
+                                         "comma-separated; METHOD:W gives one its fusion weight W), fuse (rrf, linear), rerank (a reranker), "
                                          "balance (source or document: the kept chunks taken from each in turn), "
                                          "diversify (N: at most N chunks of one document kept); 'none' turns a "
                                          "stage off. Or the name of a pipeline: one of `pipelines`, or shipped ("
@@ -259,7 +262,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
             raise MhgraphError("stage 'filter': the filtered search takes vector or hybrid candidates, not bm25")
         metarag = registry.options_for(settings, "metarag").model_copy(update={
             "filter_extractor": stages.filter, "search": stages.candidates, "candidates": options.candidate_k,
-            "rerank": False})
+            "per_source": stages.share == "source", "rerank": False})
         candidates = registry.build_retriever("metarag", g, settings, metarag, **components)
     else:
         candidates = registry.build_retriever(stages.candidates, g, settings, **components)

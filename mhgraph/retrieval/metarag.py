@@ -10,6 +10,8 @@
    With search="hybrid" (an mhgraph option, not the original method) the candidates are the
    admitted chunks by vector and BM25 scores fused linearly (alpha x vector + (1 - alpha) x BM25,
    each normalised by its best), the vector side scored exactly.
+   With per_source (an mhgraph option) a filter naming several sources is searched once per
+   source, each for its share of the K (K / sources, rounded up), and the shares merged by score.
    A question with no usable filter is searched unfiltered (and counted as a fallback); a filter
    that admits fewer than K chunks gives what it admits.
 3. Optionally a reranker (mhgraph/rerank) scores the K candidates and keeps the best K'
@@ -22,6 +24,7 @@ reported apart (RetrievalResult.phases).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Literal
 
 import neo4j
@@ -29,11 +32,11 @@ import neo4j
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.documents import warn_if_changed
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.filters.extractors import EXTRACTORS, FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.capabilities import Capabilities
+from mhgraph.graph.documents import warn_if_changed
 from mhgraph.graph.schema import VECTOR_INDEX, fulltext_index
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
@@ -85,7 +88,8 @@ class MetaRAGRetriever(Retriever):
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, extractor: FilterExtractor,
                  capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
                  mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None,
-                 search: str = "vector", alpha: float = 0.5, rerank_weight: float | None = None) -> None:
+                 search: str = "vector", alpha: float = 0.5, rerank_weight: float | None = None,
+                 per_source: bool = False) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
         if mode == "index" and not capabilities.search_clause:
@@ -102,6 +106,7 @@ class MetaRAGRetriever(Retriever):
         self.reranker = reranker
         self.search_kind = search
         self.alpha = alpha
+        self.per_source = per_source
         self.rerank_weight = fusion_weight(reranker, rerank_weight)
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
@@ -111,7 +116,8 @@ class MetaRAGRetriever(Retriever):
         hybrid = {"search": "hybrid", "alpha": self.alpha} if self.search_kind == "hybrid" else {}
         return {"corpus": self.corpus, "filter_extractor": self.extractor.name,
                 "filter_mode": "exact" if hybrid else self.mode, **hybrid, "candidates": self.candidates,
-                "search_ratio": self.search_ratio, "reranker": self.reranker.name if self.reranker else None,
+                "search_ratio": self.search_ratio, **({"per_source": True} if self.per_source else {}),
+                "reranker": self.reranker.name if self.reranker else None,
                 **({"rerank_weight": self.rerank_weight} if self.reranker and self.rerank_weight < 1 else {})}
 
     def trained_models(self) -> tuple[Any, ...]:
@@ -124,21 +130,17 @@ class MetaRAGRetriever(Retriever):
         t0 = time.perf_counter()
         embedding = self.embedder.embed_query(question)
         fetch = max(self.candidates, top_k)
-        common = {"embedding": embedding, "corpus": self.corpus, "top_k": fetch,
-                  "candidates": fetch * self.search_ratio}
-        fallback = extraction.filter.is_empty
-        if self.search_kind == "hybrid":   # the filter as the exact form takes it (null: no condition)
-            query = cypher.load("retrieval/metarag_hybrid")
-            params = {**filter_query(extraction.filter, "exact")[1], "alpha": self.alpha, "index": fulltext_index(self.corpus),
-                      "query": lucene_query(question)}
-        elif fallback:
-            query, params = self.unfiltered, {}
+        filt = extraction.filter
+        fallback = filt.is_empty
+        if self.per_source and len(filt.sources) >= 2:
+            # each source searched apart for its share of the candidates (hybrid scores normalised by
+            # that source's best), so one source's chunks cannot fill every place
+            share = -(-fetch // len(filt.sources))
+            records = [r for name in filt.sources
+                       for r in self._search(question, embedding, replace(filt, sources=(name,)), share)]
+            records.sort(key=lambda r: (-r["score"], r["chunk_id"]))
         else:
-            name, params = filter_query(extraction.filter, self.mode)
-            query = cypher.load(name)
-        params.setdefault("index", VECTOR_INDEX)
-        records, _, _ = self.driver.execute_query(query, **common, **params, database_=self.database,
-                                                  routing_=neo4j.RoutingControl.READ)
+            records = self._search(question, embedding, filt, fetch)
         chunks = to_chunks(records)
         search_s = time.perf_counter() - t0
         rerank_s = 0.0
@@ -147,13 +149,30 @@ class MetaRAGRetriever(Retriever):
         else:
             chunks = chunks[:top_k]
         seconds = time.perf_counter() - started
-        hop = Hop(index=1, chunks=chunks, query=question,
-                  filters=None if fallback else extraction.filter.to_json(), seconds=seconds)
+        hop = Hop(index=1, chunks=chunks, query=question, filters=None if fallback else filt.to_json(),
+                  seconds=seconds)
         found = FilterExtraction(extraction, fallback, self.extractor.name, candidates_found=len(records))
         return RetrievalResult(question, self.name, [hop], params={"top_k": top_k, **self.params}, seconds=seconds,
                                phases={"filter": filter_s, "search": search_s, "rerank": rerank_s},
                                diagnostics=(found,))
 
+    def _search(self, question: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
+        """The `fetch` chunks `filt` admits (every chunk when it is empty), best first."""
+        common = {"embedding": embedding, "corpus": self.corpus, "top_k": fetch,
+                  "candidates": fetch * self.search_ratio}
+        if self.search_kind == "hybrid":   # the filter as the exact form takes it (null: no condition)
+            query = cypher.load("retrieval/metarag_hybrid")
+            params = {**filter_query(filt, "exact")[1], "alpha": self.alpha, "index": fulltext_index(self.corpus),
+                      "query": lucene_query(question)}
+        elif filt.is_empty:
+            query, params = self.unfiltered, {}
+        else:
+            name, params = filter_query(filt, self.mode)
+            query = cypher.load(name)
+        params.setdefault("index", VECTOR_INDEX)
+        records, _, _ = self.driver.execute_query(query, **common, **params, database_=self.database,
+                                                  routing_=neo4j.RoutingControl.READ)
+        return records
 
 FilterExtractorName = Literal["rules", "llm", "reference", "gold"]
 assert set(FilterExtractorName.__args__) == set(EXTRACTORS)
@@ -187,6 +206,9 @@ class MetaRAGOptions(MethodOptions):
         "own, 0.5 for the packaged cross-encoder, else 1: its order alone, as the original).",
         flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
+    per_source: bool = option(
+        False, "A question whose filter names several sources: each searched apart for its share of the K "
+        "candidates (an mhgraph option; off: one search inside the filter, as the original).", flag="--per-source")
 
     @property
     def reranker_name(self) -> str | None:
@@ -209,7 +231,7 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
                             candidates=options.candidates, reranker=reranker, search=options.search,
-                            alpha=options.alpha, rerank_weight=options.rerank_weight)
+                            alpha=options.alpha, rerank_weight=options.rerank_weight, per_source=options.per_source)
 
 
 METHOD = MethodSpec(

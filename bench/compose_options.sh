@@ -14,7 +14,12 @@
 #              each searched apart for its share), alone and with balance by source, and the
 #              training-free preset's choice among these four pipelines
 #              -> bench/results/compose-sources-NAME.md and .json (about 25 min)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources]    (default: all; RESUME=1 keeps
+#   in-domain  share=source in the in-domain pipelines: the k-fold cross-encoder fused at 0.5, with and
+#              without TreeHop (both k-fold by question), beside the two training-free ones, and the
+#              in-domain preset's choice among the four in-domain ones -> bench/results/compose-in-domain-NAME.md and .json (about 45 min; TRAIN_RERANKER=1
+#              trains the cross-encoder first when it is missing, about 40 min more)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain]
+#        (default: all but in-domain; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -29,6 +34,10 @@ EVAL_CORPUS=$NAME
 source bench/eval_runs.sh
 OFF=(--llm-backend none -k 10)
 BASE="filter=rules candidates=hybrid"
+# the in-domain parts, as bench/compose.sh makes and names them
+TREEHOP=${TREEHOP:-models/treehop-$NAME-pair-disjoint}
+RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+IN_DOMAIN=(--treehop-model "$TREEHOP" --hops 2 --rerank-tokens 128 --compose-rerank-weight 0.5)
 
 for kind in "${KINDS[@]}"; do
   RUNS=${OUT:-runs}/bench-compose-$kind
@@ -58,7 +67,24 @@ for kind in "${KINDS[@]}"; do
       run s1-filter-hybrid-share-source --method compose --stages "$BASE share=source" "${OFF[@]}"
       run s2-filter-hybrid-share-source-balance --method compose --stages "$BASE share=source balance=source" \
         "${OFF[@]}" ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources)" >&2; exit 1 ;;
+    in-domain)
+      [ -d "$TREEHOP" ] || { echo "error: $TREEHOP is missing (bash bench/generate.sh $NAME kfold trains it)" >&2; exit 1; }
+      if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then
+        mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$QUESTIONS" --out "$RERANKER" --folds 3 \
+          --negatives 4 --max-length 128 --no-final
+        mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
+      fi
+      [ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx is missing (TRAIN_RERANKER=1 trains it)" >&2; exit 1; }
+      run s1-filter-hybrid-share-source --method compose --stages "$BASE share=source" "${OFF[@]}"
+      run i1-filter-hybrid-rerank --method compose --stages "$BASE rerank=kfold:$RERANKER-onnx" \
+        "${IN_DOMAIN[@]}" "${OFF[@]}"
+      run i2-filter-hybrid-share-source-rerank --method compose \
+        --stages "$BASE share=source rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}"
+      run i3-filter-hybrid-treehop-rerank --method compose --stages "$BASE expand=treehop rerank=kfold:$RERANKER-onnx" \
+        "${IN_DOMAIN[@]}" "${OFF[@]}"
+      run i4-filter-hybrid-share-source-treehop-rerank --method compose \
+        --stages "$BASE share=source expand=treehop rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)

@@ -143,6 +143,25 @@ def test_per_source_gives_each_named_source_its_share_of_the_candidates(graph, s
             == [c.chunk_id for c in search(one, 5).hops[0].chunks])
 
 
+def test_per_source_gives_the_places_a_source_leaves_empty_to_the_others(graph, settings, embedder) -> None:
+    """A source admitting fewer chunks than its share leaves its places to the other sources' next
+    chunks, so the search still gives K; shares rounded up are cut back to K."""
+    question = "Which club did Tomás Ferreira leave, and what did the earbuds' patent verdict decide?"
+    small, big = "Courtside Daily", "Circuit Weekly"
+    admitted = {name: exact_ranking(graph, embedder, question, MetadataFilter((name,)), "sample") for name in (small, big)}
+    share = len(admitted[small]) + 1          # the small source is one short of its share
+    assert len(admitted[big]) > share         # the premise: the big source has a chunk to give
+    found = retriever(graph, settings, embedder, FixedFilter(MetadataFilter((small, big))), mode="exact",
+                      candidates=2 * share, per_source=True).search(question, top_k=2 * share)
+    chunks = found.hops[0].chunks
+    assert {c.chunk_id for c in chunks} == set(admitted[small]) | set(admitted[big][:share + 1])
+    assert len(chunks) == 2 * share and [c.score for c in chunks] == sorted((c.score for c in chunks), reverse=True)
+    three = MetadataFilter((small, big, "Global Finance Wire"))     # 10 / 3 sources: shares of 4, cut to 10
+    found = retriever(graph, settings, embedder, FixedFilter(three), mode="exact", candidates=10,
+                      per_source=True).search(question, top_k=10)
+    assert len(found.hops[0].chunks) == 10 and found.diagnostic(FilterExtraction).candidates_found == 10
+
+
 def test_a_filter_admitting_fewer_than_k_returns_what_it_admits(graph, settings, embedder) -> None:
     found = MetadataFilter(("Courtside Daily",), days=(date(2023, 11, 15), date(2023, 12, 17)))
     admitted = exact_ranking(graph, embedder, "football transfer", found, "sample")

@@ -299,7 +299,7 @@ def _held_out() -> frozenset[str]:
 
 
 METHOD = MethodSpec(
-    name="compose", description="methods as stages of one pipeline: filter, candidates, expansion, fusion, rerank, "
-                                "diversify",
+    name="compose", description="methods as stages of one pipeline: filter, share, candidates, expansion, fusion, "
+                                "rerank, balance, diversify",
     options=ComposeOptions, build=build, indexes=_indexes, embedder=True, uses_llm=_uses_llm, held_out=_held_out,
     diagnostics=(StageTrace,))

@@ -11,7 +11,8 @@
    admitted chunks by vector and BM25 scores fused linearly (alpha x vector + (1 - alpha) x BM25,
    each normalised by its best), the vector side scored exactly.
    With per_source (an mhgraph option) a filter naming several sources is searched once per
-   source, each for its share of the K (K / sources, rounded up), and the shares merged by score.
+   source, each for its share of the K (K / sources, rounded up), and the shares merged by score,
+   at most K; the places a source leaves empty go to the other sources' next chunks.
    A question with no usable filter is searched unfiltered (and counted as a fallback); a filter
    that admits fewer than K chunks gives what it admits.
 3. Optionally a reranker (mhgraph/rerank) scores the K candidates and keeps the best K'
@@ -133,12 +134,7 @@ class MetaRAGRetriever(Retriever):
         filt = extraction.filter
         fallback = filt.is_empty
         if self.per_source and len(filt.sources) >= 2:
-            # each source searched apart for its share of the candidates (hybrid scores normalised by
-            # that source's best), so one source's chunks cannot fill every place
-            share = -(-fetch // len(filt.sources))
-            records = [r for name in filt.sources
-                       for r in self._search(question, embedding, replace(filt, sources=(name,)), share)]
-            records.sort(key=lambda r: (-r["score"], r["chunk_id"]))
+            records = self._shares(question, embedding, filt, fetch)
         else:
             records = self._search(question, embedding, filt, fetch)
         chunks = to_chunks(records)
@@ -155,6 +151,28 @@ class MetaRAGRetriever(Retriever):
         return RetrievalResult(question, self.name, [hop], params={"top_k": top_k, **self.params}, seconds=seconds,
                                phases={"filter": filter_s, "search": search_s, "rerank": rerank_s},
                                diagnostics=(found,))
+
+    def _shares(self, question: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
+        """Each source `filt` names searched apart for its share of `fetch` (rounded up; hybrid scores
+        normalised by that source's best), so one source's chunks cannot take every place. The places
+        a source leaves empty (its filter admits fewer) go to the other sources' next chunks, by score.
+        At most `fetch`, best first."""
+        def by_score(records: list[Any]) -> list[Any]:
+            return sorted(records, key=lambda r: (-r["score"], r["chunk_id"]))
+
+        share = -(-fetch // len(filt.sources))
+        found = {name: self._search(question, embedding, replace(filt, sources=(name,)), share)
+                 for name in filt.sources}
+        kept = by_score([r for records in found.values() for r in records])[:fetch]
+        empty = fetch - len(kept)
+        if empty > 0:
+            full = [name for name, records in found.items() if len(records) == share]
+            held = {r["chunk_id"] for r in kept}
+            more = [r for name in full
+                    for r in self._search(question, embedding, replace(filt, sources=(name,)), share + empty)
+                    if r["chunk_id"] not in held]
+            kept += by_score(more)[:empty]
+        return by_score(kept)
 
     def _search(self, question: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
         """The `fetch` chunks `filt` admits (every chunk when it is empty), best first."""

@@ -82,9 +82,9 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         "filter=rules share=source candidates=hybrid expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
-    # the in-domain preset: TreeHop, and the k-fold cross-encoder where 'mhgraph reranker export' puts it
+    # the in-domain preset: the k-fold cross-encoder where 'mhgraph reranker export' puts it
     assert ComposeOptions(stages="in-domain").pipeline.describe() == \
-        "filter=rules candidates=hybrid expand=treehop fuse=rrf rerank=kfold:models/reranker-onnx"
+        "filter=rules share=source candidates=hybrid expand=none fuse=rrf rerank=kfold:models/reranker-onnx"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):

@@ -51,17 +51,16 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-multihop-rag.md and compose-sources-multihop-rag.md
-# say how each was chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's
-# development split among the training-free pipelines that may ship (no stage that calls a language
-# model when one is configured); in-domain, the one chosen the same way among the
-# in-domain ones: TreeHop (its own `model` option: the one 'mhgraph treehop train' made) and the
-# cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
-# reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), both k-fold
-# (docs/methods/compose.md, Measured)
+# pipelines shipped by name (bench/results/compose-sources-multihop-rag.md and
+# compose-in-domain-multihop-rag.md say how each was chosen): training-free, the pipeline chosen
+# 5-fold by question on MultiHop-RAG's development split among the training-free pipelines that may
+# ship (no stage that calls a language model when one is configured); in-domain, the one chosen the
+# same way among the in-domain ones (with and without TreeHop): the cross-encoder trained on the
+# corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export models/reranker
+# --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md, Measured)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid",
-                           "in-domain": f"filter=rules candidates=hybrid expand=treehop rerank={IN_DOMAIN_RERANKER}"}
+                           "in-domain": f"filter=rules share=source candidates=hybrid rerank={IN_DOMAIN_RERANKER}"}
 
 
 class ComposedRetriever(Retriever):

@@ -173,8 +173,8 @@ class ComposedRetriever(Retriever):
     @staticmethod
     def _named(found: RetrievalResult) -> tuple[str, ...]:
         """The sources the question's filter named, as the candidates stage used it (none unfiltered)."""
-        return next((d.filter.sources for d in found.diagnostics
-                     if isinstance(d, FilterExtraction) and not d.fallback), ())
+        extraction = found.diagnostic(FilterExtraction)
+        return extraction.filter.sources if extraction and not extraction.fallback else ()
 
     def _candidate_detail(self) -> str:
         where = f" inside the {self.stages.filter} filter" if self.stages.filter and not self.note else ""
@@ -194,7 +194,8 @@ class ComposeOptions(MethodOptions):
     stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), share (source: "
                                          "each source the filter names searched apart for its share of the "
                                          "candidates), candidates (vector, bm25, hybrid), expand (methods, "
-                                         "comma-separated; METHOD:W gives one its fusion weight W), fuse (rrf, linear), rerank (a reranker), "
+                                         "comma-separated; METHOD:W gives one its fusion weight W), fuse (rrf, "
+                                         "linear), rerank (a reranker), "
                                          "balance (source or document: the kept chunks taken from each in turn), "
                                          "diversify (N: at most N chunks of one document kept); 'none' turns a "
                                          "stage off. Or the name of a pipeline: one of `pipelines`, or shipped ("

@@ -18,8 +18,13 @@
 #              without TreeHop (both k-fold by question), beside the two training-free ones, and the
 #              in-domain preset's choice among the four in-domain ones -> bench/results/compose-in-domain-NAME.md and .json (about 45 min; TRAIN_RERANKER=1
 #              trains the cross-encoder first when it is missing, about 40 min more)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain]
-#        (default: all but in-domain; RESUME=1 keeps
+#   depth      the shared hybrid search fusing each side's first 100 or 200 hits (candidates=hybrid:N),
+#              the deeper search's ablations (without share, without the filter, vector candidates),
+#              the training-free preset's choice among these and the sources record's two, and the
+#              in-domain cross-encoder on the deeper search beside it without (needs the in-domain
+#              record's cross-encoder) -> bench/results/compose-depth-NAME.md and .json (about 45 min)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth]
+#        (default: all but in-domain and depth; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -84,12 +89,29 @@ for kind in "${KINDS[@]}"; do
         "${IN_DOMAIN[@]}" "${OFF[@]}"
       run i4-filter-hybrid-share-source-treehop-rerank --method compose \
         --stages "$BASE share=source expand=treehop rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain)" >&2; exit 1 ;;
+    depth)
+      [ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx is missing (the in-domain record trains it)" >&2; exit 1; }
+      SHARED="filter=rules share=source candidates=hybrid"
+      run s1-filter-hybrid-share-source --method compose --stages "$SHARED" "${OFF[@]}"
+      run d1-filter-hybrid100-share-source --method compose --stages "$SHARED:100" "${OFF[@]}"
+      run d2-filter-hybrid200-share-source --method compose --stages "$SHARED:200" "${OFF[@]}"
+      # ablations of the chosen pipeline, one stage at a time (share; the filter, which share needs; hybrid)
+      run a1-filter-hybrid200 --method compose --stages "filter=rules candidates=hybrid:200" "${OFF[@]}"
+      run a2-hybrid200 --method compose --stages "candidates=hybrid:200" "${OFF[@]}"
+      run a3-filter-vector-share-source --method compose --stages "filter=rules share=source candidates=vector" \
+        "${OFF[@]}"
+      run i2-filter-hybrid-share-source-rerank --method compose --stages "$SHARED rerank=kfold:$RERANKER-onnx" \
+        "${IN_DOMAIN[@]}" "${OFF[@]}"
+      run i5-filter-hybrid200-share-source-rerank --method compose \
+        --stages "$SHARED:200 rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
   [ "$kind" = sources ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance \
     --shippable s1-filter-hybrid-share-source --shippable s2-filter-hybrid-share-source-balance)
+  [ "$kind" = depth ] && shippable=(--shippable p1-filter-hybrid --shippable s1-filter-hybrid-share-source \
+    --shippable d1-filter-hybrid100-share-source --shippable d2-filter-hybrid200-share-source)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
     --json "$record.json" ${shippable[@]+"${shippable[@]}"} "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then

@@ -49,6 +49,10 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
+    ("candidates=vector:100", "stage 'candidates': only hybrid candidates fuse two searches: write vector, without"),
+    ("candidates=hybrid:0", "stage 'candidates': Input should be greater than 0, got 0"),
+    ("candidates=hybrid:many", "stage 'candidates': the depth of hybrid must be a whole number, got 'many'"),
+    ("candidates=dense:5", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("bogus=1", "unknown stage 'bogus' (stages: filter, share, candidates, expand, fuse, rerank, balance, diver"),
     ("share=source", "stage 'share': the candidates are shared among the sources a filter names: add a filter stage"),
     ("filter=rules share=date", "stage 'share': Input should be 'source', got 'date'"),
@@ -79,12 +83,12 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
     # the shipped preset, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
-        "filter=rules share=source candidates=hybrid expand=none fuse=rrf rerank=none"
+        "filter=rules share=source candidates=hybrid:200 expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
     # the in-domain preset: the k-fold cross-encoder where 'mhgraph reranker export' puts it
     assert ComposeOptions(stages="in-domain").pipeline.describe() == \
-        "filter=rules share=source candidates=hybrid expand=none fuse=rrf rerank=kfold:models/reranker-onnx"
+        "filter=rules share=source candidates=hybrid:200 expand=none fuse=rrf rerank=kfold:models/reranker-onnx"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):
@@ -179,6 +183,14 @@ def test_share_is_written_after_the_filter_only_when_set() -> None:
     assert stages.share == "source" and stages.describe().startswith("filter=rules share=source candidates=vector")
     assert parse_stages(stages.describe()) == stages
     assert "share" not in parse_stages("filter=rules share=none").describe()
+
+
+def test_hybrid_depth_is_written_with_the_candidates() -> None:
+    stages = parse_stages("filter=rules candidates=hybrid:200")
+    assert stages.candidates == "hybrid" and stages.depth == 200
+    assert stages.describe().startswith("filter=rules candidates=hybrid:200 expand=none")
+    assert parse_stages(stages.describe()) == stages
+    assert parse_stages("candidates=hybrid").depth is None and ":" not in parse_stages("candidates=hybrid").describe()
 
 
 # -- on the real server -----------------------------------------------------------------------
@@ -387,6 +399,44 @@ def test_share_stage_searches_each_source_the_filter_names_apart(sample_graph, s
     assert trace.stages[0]["detail"] == "hybrid inside the rules filter, each source it names apart, 6 chunks"
     assert shared.params["candidates"]["per_source"] is True and "per_source" not in one.params["candidates"]
     assert shared.params["stages"].startswith("filter=rules share=source candidates=hybrid")
+
+
+def test_hybrid_depth_reaches_the_candidates_search(sample_graph, settings, embedder) -> None:
+    """candidates=hybrid:N is metarag's hybrid_depth inside a filter, and hybrid's depth without one;
+    a depth configured apart from the line that differs from it is a one-line error."""
+    from dataclasses import replace
+
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.errors import MhgraphError
+    from mhgraph.options import OptionSources
+    from mhgraph.retrieval.compose import ComposeOptions
+    from mhgraph.retrieval.hybrid import HybridOptions
+    from mhgraph.retrieval.metarag import MetaRAGOptions
+
+    two = "Did The Meridian Post and Courtside Daily both report on Tomás Ferreira and Kingsbridge Rovers?"
+
+    def search(method: str, options, question: str = two, k: int = 6, config=settings):
+        return _retriever(sample_graph, config, embedder, None, method, options).search(question, top_k=k)
+
+    def ranked(result):
+        return [(c.chunk_id, round(c.score, 6)) for c in result.hops[0].chunks]
+
+    deep = search("compose", ComposeOptions(stages="filter=rules share=source candidates=hybrid:12", candidate_k=6))
+    alone = search("metarag", MetaRAGOptions(search="hybrid", candidates=6, per_source=True, hybrid_depth=12))
+    shallow = search("compose", ComposeOptions(stages="filter=rules share=source candidates=hybrid", candidate_k=6))
+    assert ranked(deep) == ranked(alone) and ranked(deep) != ranked(shallow)   # the depth reached the query
+    assert deep.params["candidates"]["hybrid_depth"] == 12
+    assert deep.diagnostic(StageTrace).stages[0]["detail"] == (
+        "hybrid (fused 12 deep) inside the rules filter, each source it names apart, 6 chunks")
+    question = "Did the streaming service raise prices before the patent verdict?"
+    flat = search("compose", ComposeOptions(stages="candidates=hybrid:14", candidate_k=4), question, 4)
+    assert ranked(flat) == ranked(search("hybrid", HybridOptions(depth=14), question, 4))
+    assert flat.params["candidates"]["depth"] == 14
+    # --hybrid-depth 100 beside a line that says another depth (or none): which runs would be unclear
+    configured = replace(settings, option_sources=OptionSources({"metarag": {"hybrid_depth": 100}}, {}, {}))
+    with pytest.raises(MhgraphError, match=r"^stage 'candidates': the line says hybrid:12, but a hybrid depth of "
+                                           r"100 is configured: write candidates=hybrid:100, or unset it$"):
+        search("compose", ComposeOptions(stages="filter=rules share=source candidates=hybrid:12"), config=configured)
 
 
 def test_filter_on_a_flat_corpus_is_skipped_with_a_note(empty_graph, settings, embedder) -> None:

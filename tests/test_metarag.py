@@ -91,31 +91,43 @@ def test_index_and_exact_forms_agree_with_exact_cosine(graph, settings, embedder
         assert set(result.phases) == {"filter", "search", "rerank"} and result.params["filter_mode"] == mode
 
 
-def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, settings, embedder) -> None:
-    """--metarag-search hybrid: alpha x vector/best + (1 - alpha) x BM25/best over admitted chunks only."""
+@pytest.mark.parametrize(("keep", "depth"), [(8, None), (4, 12)], ids=["k", "deeper"])
+def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, settings, embedder, keep, depth) -> None:
+    """--metarag-search hybrid: alpha x vector/best + (1 - alpha) x BM25/best over admitted chunks only,
+    each side's first K (or --hybrid-depth) fused before the best K are kept."""
     from mhgraph.retrieval.bm25 import lucene_query
 
     found = FILTERS[0]
     question = "Which company recalled its Atlas Home robots over a battery fire risk?"
-    result = retriever(graph, settings, embedder, FixedFilter(found), search="hybrid", alpha=0.3,
-                       candidates=8).search(question, top_k=8)
+
+    def search(**kw):
+        return retriever(graph, settings, embedder, FixedFilter(found), search="hybrid", alpha=0.3,
+                         candidates=keep, **kw).search(question, top_k=keep)
+
+    result = search(hybrid_depth=depth)
     assert result.params["search"] == "hybrid" and result.params["filter_mode"] == "exact"
+    assert result.params.get("hybrid_depth") == depth
+    sides = depth or keep
     rows, _, _ = graph.execute_query("MATCH (c:Chunk {corpus: 'sample'}) RETURN c.id AS id, c.source AS s, "
                                      "c.published_at AS p, c.embedding AS e")
     admitted = {r["id"]: r for r in rows if found.admits(r["s"], r["p"].to_native())}
+    assert len(admitted) > sides         # the depth reaches chunks K alone would not
     q = np.asarray(embedder.embed_query(question))
     cosine = sorted(((cid, (1 + float(q @ np.asarray(r["e"]))) / 2) for cid, r in admitted.items()),
-                    key=lambda x: -x[1])[:8]
+                    key=lambda x: -x[1])[:sides]
     hits, _, _ = graph.execute_query("CALL db.index.fulltext.queryNodes('chunk_text_sample', $q) YIELD node, score "
                                      "RETURN node.id AS id, score", q=lucene_query(question))
-    bm25 = [(h["id"], h["score"]) for h in hits if h["id"] in admitted][:8]
+    bm25 = [(h["id"], h["score"]) for h in hits if h["id"] in admitted][:sides]
     fused: dict[str, float] = {}
     for side, weight in ((cosine, 0.3), (bm25, 0.7)):
         for cid, score in side:
             fused[cid] = fused.get(cid, 0.0) + weight * score / side[0][1]
     chunks = result.hops[0].chunks
-    assert [c.chunk_id for c in chunks] == [cid for cid, _ in sorted(fused.items(), key=lambda x: (-x[1], x[0]))][:8]
-    assert [c.score for c in chunks] == pytest.approx(sorted(fused.values(), reverse=True)[:8], abs=1e-4)
+    expected = sorted(fused.items(), key=lambda x: (-x[1], x[0]))[:keep]
+    assert [c.chunk_id for c in chunks] == [cid for cid, _ in expected]
+    assert [c.score for c in chunks] == pytest.approx([score for _, score in expected], abs=1e-4)
+    if depth:   # deeper sides change the scores of the chunks kept (the premise of the option)
+        assert [c.score for c in chunks] != pytest.approx([c.score for c in search().hops[0].chunks], abs=1e-4)
 
 
 @pytest.mark.parametrize("kind", ["vector", "hybrid"])

@@ -132,26 +132,33 @@ def test_hybrid_returns_what_neo4j_graphrags_hybrid_retriever_returns(question, 
     assert max(s for _, s in got) == pytest.approx(1.0)       # the best of a side scores 1
 
 
-def test_hybrid_linear_ranker_is_the_weighted_sum(sample_graph, settings, embedder) -> None:
+@pytest.mark.parametrize(("question", "k", "depth"), [
+    ("Which company recalled its Atlas Home robots over battery fire risk?", 6, None),
+    ("Did the streaming service raise prices before the patent verdict?", 4, 14),
+], ids=["k", "deeper"])
+def test_hybrid_linear_ranker_is_the_weighted_sum(sample_graph, settings, embedder, question, k, depth) -> None:
     """ranker=linear: alpha x (vector score / best vector score) + (1 - alpha) x (BM25 / best BM25),
-    summed per chunk over both sides (the sample's 34 chunks are all vector candidates at K = 6)."""
+    summed per chunk over both sides (the sample's 34 chunks are all vector candidates at K >= 4);
+    the BM25 side's first K hits, or its first `depth`."""
     from collections import defaultdict
 
     from mhgraph.retrieval.hybrid import HybridOptions
 
-    question, alpha = "Which company recalled its Atlas Home robots over battery fire risk?", 0.3
-    linear = HybridOptions(ranker="linear", alpha=alpha)
+    alpha = 0.3
+    linear = HybridOptions(ranker="linear", alpha=alpha, depth=depth)
     result = build_retriever("hybrid", sample_graph, settings, embedder=embedder, options=linear).search(question,
-                                                                                                      top_k=6)
+                                                                                                      top_k=k)
     assert result.params["ranker"] == "linear" and result.params["alpha"] == alpha
+    assert result.params.get("depth") == depth
     vector = build_retriever("vector", sample_graph, settings, embedder=embedder).search(question, top_k=60)
-    bm25 = build_retriever("bm25", sample_graph, settings).search(question, top_k=6)
+    bm25 = build_retriever("bm25", sample_graph, settings).search(question, top_k=depth or k)
+    assert len(bm25.hops[0].chunks) == (depth or k)      # BM25 finds more than K: the depth matters
     expected: dict[str, float] = defaultdict(float)
     for weight, hits in ((alpha, vector.hops[0].chunks), (1 - alpha, bm25.hops[0].chunks)):
         best = max(c.score for c in hits)
         for c in hits:
             expected[c.chunk_id] += weight * c.score / best
-    top = sorted(expected.items(), key=lambda kv: -kv[1])[:6]
+    top = sorted(expected.items(), key=lambda kv: -kv[1])[:k]
     got = [(c.chunk_id, c.score) for c in result.hops[0].chunks]
     assert [s for _, s in got] == pytest.approx([s for _, s in top], abs=1e-6)
     assert {i for i, _ in got} == {i for i, _ in top}
@@ -159,3 +166,7 @@ def test_hybrid_linear_ranker_is_the_weighted_sum(sample_graph, settings, embedd
     both = set(c.chunk_id for c in vector.hops[0].chunks[:1]) & set(c.chunk_id for c in bm25.hops[0].chunks[:1])
     for chunk_id in both:
         assert dict(got)[chunk_id] == pytest.approx(1.0)
+    if depth:   # the premise: BM25's hits past K change what is kept
+        plain = build_retriever("hybrid", sample_graph, settings, embedder=embedder,
+                                options=HybridOptions(ranker="linear", alpha=alpha)).search(question, top_k=k)
+        assert [s for _, s in got] != pytest.approx([c.score for c in plain.hops[0].chunks], abs=1e-6)

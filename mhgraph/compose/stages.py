@@ -7,7 +7,8 @@ expansion, reciprocal rank fusion, no reranker).
   are then searched inside the filter (metarag's filtered search; vector or hybrid candidates);
 - share: source, with a filter: each source the question's filter names searched apart for its
   share of the candidates (metarag's `per_source`), or none: one search inside the filter;
-- candidates: vector, bm25 or hybrid;
+- candidates: vector, bm25 or hybrid; `hybrid:N` fuses each side's first N hits before the
+  candidates are cut (metarag's `hybrid_depth`, hybrid's `depth`; without N, as many as it keeps);
 - expand: methods whose own rankings join the candidates (any method but compose; usually
   treehop, claims, ppr, ircot); a method that can use the candidates does (ppr seeds its walk
   with them). `METHOD:W` gives that method's ranking the weight W (0 to 1) in the fusion, the
@@ -40,6 +41,7 @@ from mhgraph.filters.extractors import EXTRACTORS
 
 STAGES = ("filter", "share", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
 NONE = "none"
+ONLY_HYBRID = "only hybrid candidates fuse two searches: write {kind}, without a depth"
 
 
 class PipelineStages(BaseModel):
@@ -48,6 +50,8 @@ class PipelineStages(BaseModel):
     filter: str | None = None
     share: Literal["source"] | None = None
     candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
+    # hybrid:N, the hits each side of the hybrid search fuses (None: as many as the stage keeps)
+    depth: PositiveInt | None = None
     expand: tuple[str, ...] = ()
     # (method, its ranking's weight in the fusion) for the methods written METHOD:W; pairs, not a
     # dict, so the frozen model stays hashable
@@ -69,6 +73,13 @@ class PipelineStages(BaseModel):
     def _shared_inside_a_filter(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None and info.data.get("filter") is None:
             raise ValueError("the candidates are shared among the sources a filter names: add a filter stage")
+        return value
+
+    @field_validator("depth")
+    @classmethod
+    def _depth_of_hybrid(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("candidates") != "hybrid":
+            raise ValueError(ONLY_HYBRID.format(kind=info.data.get("candidates")))
         return value
 
     @field_validator("expand")
@@ -105,7 +116,7 @@ class PipelineStages(BaseModel):
         """The canonical one-line form (what runs, every stage written out)."""
         expand = ",".join(self._expansion(n) for n in self.expand) or NONE
         return " ".join([f"filter={self.filter or NONE}", *([f"share={self.share}"] if self.share else []),
-                         f"candidates={self.candidates}", f"expand={expand}",
+                         f"candidates={self.candidates}{f':{self.depth}' if self.depth else ''}", f"expand={expand}",
                          f"fuse={self.fuse}", f"rerank={self.rerank or NONE}",
                          *([f"balance={self.balance}"] if self.balance else []),
                          *([f"diversify={self.diversify}"] if self.diversify else [])])
@@ -136,6 +147,20 @@ def _expansions(value: str) -> dict[str, object]:
     return {"expand": tuple(names), "expand_weights": tuple(weights)}
 
 
+def _candidates(value: str) -> dict[str, object]:
+    """`candidates`' value (KIND or hybrid:N) as the model's two fields."""
+    kind, sep, depth = value.partition(":")
+    if not sep:
+        return {"candidates": kind}
+    if kind != "hybrid":     # an unknown kind: the model's own message
+        if kind in ("vector", "bm25"):
+            raise MhgraphError(f"stage 'candidates': {ONLY_HYBRID.format(kind=kind)}")
+        return {"candidates": kind}
+    if not (depth.isascii() and depth.isdigit()):
+        raise MhgraphError(f"stage 'candidates': the depth of hybrid must be a whole number, got '{depth}'")
+    return {"candidates": kind, "depth": int(depth)}
+
+
 def parse_stages(text: str) -> PipelineStages:
     """`text` as stages; a one-line error naming the stage or value at fault."""
     values: dict[str, object] = {}
@@ -151,13 +176,16 @@ def parse_stages(text: str) -> PipelineStages:
             values[stage] = () if stage == "expand" else None
         elif stage == "expand":
             values.update(_expansions(value))
+        elif stage == "candidates":
+            values.update(_candidates(value))
         else:
             values[stage] = value
     try:
         return PipelineStages(**values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        stage = str(error["loc"][0]).removesuffix("_weights") if error["loc"] else "?"
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        stage = {"expand_weights": "expand", "depth": "candidates"}.get(field, field)
         message = error["msg"]
         if message.startswith("Value error, "):
             raise MhgraphError(f"stage '{stage}': {message.removeprefix('Value error, ')}") from None

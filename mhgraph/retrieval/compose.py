@@ -51,16 +51,15 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-sources-multihop-rag.md and
-# compose-in-domain-multihop-rag.md say how each was chosen): training-free, the pipeline chosen
-# 5-fold by question on MultiHop-RAG's development split among the training-free pipelines that may
-# ship (no stage that calls a language model when one is configured); in-domain, the one chosen the
-# same way among the in-domain ones (with and without TreeHop): the cross-encoder trained on the
-# corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export models/reranker
-# --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md, Measured)
+# pipelines shipped by name (bench/results/compose-depth-multihop-rag.md says how each was
+# chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split
+# among the training-free pipelines that may ship (no stage that calls a language model when one is
+# configured); in-domain, the one chosen the same way among the in-domain ones: the cross-encoder
+# trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export
+# models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
-PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid",
-                           "in-domain": f"filter=rules share=source candidates=hybrid rerank={IN_DOMAIN_RERANKER}"}
+PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid:200",
+                           "in-domain": f"filter=rules share=source candidates=hybrid:200 rerank={IN_DOMAIN_RERANKER}"}
 
 
 class ComposedRetriever(Retriever):
@@ -179,7 +178,8 @@ class ComposedRetriever(Retriever):
     def _candidate_detail(self) -> str:
         where = f" inside the {self.stages.filter} filter" if self.stages.filter and not self.note else ""
         where += ", each source it names apart" if where and self.stages.share else ""
-        return f"{self.stages.candidates}{where}, {self.candidate_k} chunks"
+        depth = f" (fused {self.stages.depth} deep)" if self.stages.depth else ""
+        return f"{self.stages.candidates}{depth}{where}, {self.candidate_k} chunks"
 
     @staticmethod
     def _distinct(diagnostics: list[Any]) -> list[Any]:
@@ -193,9 +193,9 @@ class ComposedRetriever(Retriever):
 class ComposeOptions(MethodOptions):
     stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), share (source: "
                                          "each source the filter names searched apart for its share of the "
-                                         "candidates), candidates (vector, bm25, hybrid), expand (methods, "
-                                         "comma-separated; METHOD:W gives one its fusion weight W), fuse (rrf, "
-                                         "linear), rerank (a reranker), "
+                                         "candidates), candidates (vector, bm25, hybrid; hybrid:N fuses N deep), "
+                                         "expand (methods, comma-separated; METHOD:W gives one its fusion weight "
+                                         "W), fuse (rrf, linear), rerank (a reranker), "
                                          "balance (source or document: the kept chunks taken from each in turn), "
                                          "diversify (N: at most N chunks of one document kept); 'none' turns a "
                                          "stage off. Or the name of a pipeline: one of `pipelines`, or shipped ("
@@ -260,12 +260,18 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     if stages.filter and not note:
         if stages.candidates == "bm25":
             raise MhgraphError("stage 'filter': the filtered search takes vector or hybrid candidates, not bm25")
-        metarag = registry.options_for(settings, "metarag").model_copy(update={
+        metarag = registry.options_for(settings, "metarag")
+        _same_depth(stages, metarag.hybrid_depth if stages.candidates == "hybrid" else None)
+        metarag = metarag.model_copy(update={
             "filter_extractor": stages.filter, "search": stages.candidates, "candidates": options.candidate_k,
-            "per_source": stages.share == "source", "rerank": False})
+            "per_source": stages.share == "source", "hybrid_depth": stages.depth, "rerank": False})
         candidates = registry.build_retriever("metarag", g, settings, metarag, **components)
     else:
-        candidates = registry.build_retriever(stages.candidates, g, settings, **components)
+        own = registry.options_for(settings, stages.candidates)
+        if stages.candidates == "hybrid":
+            _same_depth(stages, own.depth)
+            own = own.model_copy(update={"depth": stages.depth})
+        candidates = registry.build_retriever(stages.candidates, g, settings, own, **components)
     expansions = {name: registry.build_retriever(name, g, settings, **components) for name in stages.expand}
     reranker = None
     if stages.rerank:
@@ -277,6 +283,15 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=options.rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
                              note=note)
+
+
+def _same_depth(stages: PipelineStages, configured: int | None) -> None:
+    """The line says how deep the hybrid search fuses, so that it records what runs: a depth set
+    elsewhere (--hybrid-depth, the environment, the config file) that differs is a one-line error."""
+    if configured is not None and configured != stages.depth:
+        written = f"hybrid:{stages.depth}" if stages.depth else "hybrid"
+        raise MhgraphError(f"stage 'candidates': the line says {written}, but a hybrid depth of {configured} is "
+                           f"configured: write candidates=hybrid:{configured}, or unset it")
 
 
 def _uses_llm(options: ComposeOptions) -> bool:

@@ -9,7 +9,9 @@
    - `exact`: the admitted chunks scored with vector.similarity.cosine, ordered, cut (any server).
    With search="hybrid" (an mhgraph option, not the original method) the candidates are the
    admitted chunks by vector and BM25 scores fused linearly (alpha x vector + (1 - alpha) x BM25,
-   each normalised by its best), the vector side scored exactly.
+   each normalised by its best), the vector side scored exactly. Each side fuses its first K hits
+   (neo4j-graphrag's fulltext side), or its first `hybrid_depth` (an mhgraph option), so that a
+   chunk just past one side's K still gets that side's score.
    With per_source (an mhgraph option) a filter naming several sources is searched once per
    source, each for its share of the K (K / sources, rounded up), and the shares merged by score,
    at most K; the places a source leaves empty go to the other sources' next chunks.
@@ -90,7 +92,7 @@ class MetaRAGRetriever(Retriever):
                  capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
                  mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None,
                  search: str = "vector", alpha: float = 0.5, rerank_weight: float | None = None,
-                 per_source: bool = False) -> None:
+                 per_source: bool = False, hybrid_depth: int | None = None) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
         if mode == "index" and not capabilities.search_clause:
@@ -108,13 +110,15 @@ class MetaRAGRetriever(Retriever):
         self.search_kind = search
         self.alpha = alpha
         self.per_source = per_source
+        self.hybrid_depth = hybrid_depth if search == "hybrid" else None
         self.rerank_weight = fusion_weight(reranker, rerank_weight)
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
 
     @property
     def params(self) -> dict[str, Any]:
-        hybrid = {"search": "hybrid", "alpha": self.alpha} if self.search_kind == "hybrid" else {}
+        depth = {"hybrid_depth": self.hybrid_depth} if self.hybrid_depth else {}
+        hybrid = {"search": "hybrid", "alpha": self.alpha, **depth} if self.search_kind == "hybrid" else {}
         return {"corpus": self.corpus, "filter_extractor": self.extractor.name,
                 "filter_mode": "exact" if hybrid else self.mode, **hybrid, "candidates": self.candidates,
                 "search_ratio": self.search_ratio, **({"per_source": True} if self.per_source else {}),
@@ -181,7 +185,7 @@ class MetaRAGRetriever(Retriever):
         if self.search_kind == "hybrid":   # the filter as the exact form takes it (null: no condition)
             query = cypher.load("retrieval/metarag_hybrid")
             params = {**filter_query(filt, "exact")[1], "alpha": self.alpha, "index": fulltext_index(self.corpus),
-                      "query": lucene_query(question)}
+                      "query": lucene_query(question), "depth": max(fetch, self.hybrid_depth or fetch)}
         elif filt.is_empty:
             query, params = self.unfiltered, {}
         else:
@@ -224,6 +228,10 @@ class MetaRAGOptions(MethodOptions):
         "own, 0.5 for the packaged cross-encoder, else 1: its order alone, as the original).",
         flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
+    hybrid_depth: int | None = option(
+        None, "With hybrid candidates: the hits each side (vector, BM25) fuses before the best K are kept (an "
+        "mhgraph option; default K: a chunk past one side's first K gets nothing from that side).",
+        flag="--hybrid-depth", ge=1)
     per_source: bool = option(
         False, "A question whose filter names several sources: each searched apart for its share of the K "
         "candidates (an mhgraph option; off: one search inside the filter, as the original).", flag="--per-source")
@@ -249,7 +257,8 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
                             candidates=options.candidates, reranker=reranker, search=options.search,
-                            alpha=options.alpha, rerank_weight=options.rerank_weight, per_source=options.per_source)
+                            alpha=options.alpha, rerank_weight=options.rerank_weight, per_source=options.per_source,
+                            hybrid_depth=options.hybrid_depth)
 
 
 METHOD = MethodSpec(

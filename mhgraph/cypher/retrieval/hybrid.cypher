@@ -1,10 +1,10 @@
 // Top-k chunks of corpus $corpus by vector and fulltext (BM25) scores fused as neo4j-graphrag's
 // HybridRetriever fuses them (its SEARCH-clause query, "naive" ranker): each side's scores are
 // divided by that side's best score, and a chunk found by both keeps the larger. The vector side
-// contributes its $candidates neighbours, the fulltext side its best $top_k hits; mhgraph adds
-// only the corpus filter. Parameters: $embedding, $index (fulltext), $query (a Lucene query
-// string, special characters escaped; '' searches the vector side alone), $corpus, $top_k,
-// $candidates (>= $top_k).
+// contributes its $candidates neighbours, the fulltext side its best $depth hits ($top_k in
+// neo4j-graphrag); mhgraph adds only the corpus filter. Parameters: $embedding, $index (fulltext),
+// $query (a Lucene query string, special characters escaped; '' searches the vector side alone),
+// $corpus, $top_k, $depth (>= $top_k), $candidates (>= $depth).
 CYPHER 25
 CALL () {
   MATCH (c:Chunk)
@@ -17,7 +17,7 @@ CALL () {
   UNWIND CASE WHEN $query = '' THEN [] ELSE [$query] END AS text
   CALL db.index.fulltext.queryNodes($index, text) YIELD node, score
   WITH node, score WHERE node.corpus = $corpus
-  LIMIT $top_k
+  LIMIT $depth
   WITH collect({node: node, score: score}) AS hits, max(score) AS best
   UNWIND hits AS hit
   RETURN hit.node AS c, hit.score / best AS score

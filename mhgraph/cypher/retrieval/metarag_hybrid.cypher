@@ -3,9 +3,11 @@
 // neo4j-graphrag's linear ranker fuses them: each side divided by its best score, then
 // $alpha x vector + (1 - $alpha) x fulltext. The vector side scores the admitted chunks exactly
 // (vector.similarity.cosine); the fulltext side reads BM25 hits best first and keeps the first
-// $top_k that pass the filter. Parameters: $embedding, $index (fulltext), $query (Lucene, escaped;
-// '' for the vector side alone), $corpus, $alpha, $top_k, $sources (list or null: any source),
-// $ranges (list of {from, to} DATETIMEs or null: any date).
+// $depth that pass the filter. Each side fuses its best $depth (>= $top_k; a chunk beyond one
+// side's $depth gets 0 from it), and the best $top_k of the sum are returned.
+// Parameters: $embedding, $index (fulltext), $query (Lucene, escaped; '' for the vector side
+// alone), $corpus, $alpha, $top_k, $depth, $sources (list or null: any source), $ranges (list of
+// {from, to} DATETIMEs or null: any date).
 CYPHER 25
 CALL () {
   CALL () {
@@ -19,7 +21,7 @@ CALL () {
   }
   WITH c WHERE $ranges IS NULL OR any(r IN $ranges WHERE c.published_at >= r.from AND c.published_at < r.to)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC LIMIT $top_k
+  ORDER BY score DESC LIMIT $depth
   WITH collect({node: c, score: score}) AS hits, max(score) AS best
   UNWIND hits AS hit
   RETURN hit.node AS c, $alpha * hit.score / best AS score
@@ -29,7 +31,7 @@ CALL () {
   WITH node, score
   WHERE node.corpus = $corpus AND ($sources IS NULL OR node.source IN $sources)
     AND ($ranges IS NULL OR any(r IN $ranges WHERE node.published_at >= r.from AND node.published_at < r.to))
-  LIMIT $top_k
+  LIMIT $depth
   WITH collect({node: node, score: score}) AS hits, max(score) AS best
   UNWIND hits AS hit
   RETURN hit.node AS c, (1 - $alpha) * hit.score / best AS score

@@ -21,8 +21,10 @@
 #   depth      the shared hybrid search fusing each side's first 100 or 200 hits (candidates=hybrid:N),
 #              the deeper search's ablations (without share, without the filter, vector candidates),
 #              the training-free preset's choice among these and the sources record's two, and the
-#              in-domain cross-encoder on the deeper search beside it without (needs the in-domain
-#              record's cross-encoder) -> bench/results/compose-depth-NAME.md and .json (about 45 min)
+#              in-domain cross-encoder on the deeper search beside it without, and the cross-encoder
+#              trained only on generated questions on the deeper search (needs the in-domain record's
+#              cross-encoder and bench/generate_trained.sh's) -> bench/results/compose-depth-NAME.md
+#              and .json (about 70 min)
 #   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth]
 #        (default: all but in-domain and depth; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
@@ -42,6 +44,7 @@ BASE="filter=rules candidates=hybrid"
 # the in-domain parts, as bench/compose.sh makes and names them
 TREEHOP=${TREEHOP:-models/treehop-$NAME-pair-disjoint}
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+GEN_RERANKER=${GEN_RERANKER:-models/reranker-$NAME-generated-describe-128}   # as bench/generate_trained.sh names it
 IN_DOMAIN=(--treehop-model "$TREEHOP" --hops 2 --rerank-tokens 128 --compose-rerank-weight 0.5)
 
 for kind in "${KINDS[@]}"; do
@@ -91,6 +94,7 @@ for kind in "${KINDS[@]}"; do
         --stages "$BASE share=source expand=treehop rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
     depth)
       [ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx is missing (the in-domain record trains it)" >&2; exit 1; }
+      [ -d "$GEN_RERANKER-onnx" ] || { echo "error: $GEN_RERANKER-onnx is missing (bash bench/generate_trained.sh trains it)" >&2; exit 1; }
       SHARED="filter=rules share=source candidates=hybrid"
       run s1-filter-hybrid-share-source --method compose --stages "$SHARED" "${OFF[@]}"
       run d1-filter-hybrid100-share-source --method compose --stages "$SHARED:100" "${OFF[@]}"
@@ -103,7 +107,9 @@ for kind in "${KINDS[@]}"; do
       run i2-filter-hybrid-share-source-rerank --method compose --stages "$SHARED rerank=kfold:$RERANKER-onnx" \
         "${IN_DOMAIN[@]}" "${OFF[@]}"
       run i5-filter-hybrid200-share-source-rerank --method compose \
-        --stages "$SHARED:200 rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
+        --stages "$SHARED:200 rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}"
+      run g1-filter-hybrid200-share-source-rerank-generated --method compose \
+        --stages "$SHARED:200 rerank=$GEN_RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
     *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
@@ -111,7 +117,9 @@ for kind in "${KINDS[@]}"; do
   [ "$kind" = sources ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance \
     --shippable s1-filter-hybrid-share-source --shippable s2-filter-hybrid-share-source-balance)
   [ "$kind" = depth ] && shippable=(--shippable p1-filter-hybrid --shippable s1-filter-hybrid-share-source \
-    --shippable d1-filter-hybrid100-share-source --shippable d2-filter-hybrid200-share-source)
+    --shippable d1-filter-hybrid100-share-source --shippable d2-filter-hybrid200-share-source \
+    --ablation a1-filter-hybrid200 --ablation a2-hybrid200 --ablation a3-filter-vector-share-source \
+    --generated g1-filter-hybrid200-share-source-rerank-generated)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
     --json "$record.json" ${shippable[@]+"${shippable[@]}"} "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then

@@ -7,8 +7,8 @@ expansion, reciprocal rank fusion, no reranker).
   are then searched inside the filter (metarag's filtered search; vector or hybrid candidates);
 - share: source, with a filter: each source the question's filter names searched apart for its
   share of the candidates (metarag's `per_source`), or none: one search inside the filter;
-- candidates: vector, bm25 or hybrid; `hybrid:N` fuses each side's first N hits before the
-  candidates are cut (metarag's `hybrid_depth`, hybrid's `depth`; without N, as many as it keeps);
+- candidates: vector, bm25 or hybrid; `hybrid:N` fuses N deep, each side giving at least its
+  first N hits before the candidates are cut (metarag's `hybrid_depth`, hybrid's `depth`);
 - expand: methods whose own rankings join the candidates (any method but compose; usually
   treehop, claims, ppr, ircot); a method that can use the candidates does (ppr seeds its walk
   with them). `METHOD:W` gives that method's ranking the weight W (0 to 1) in the fusion, the
@@ -50,7 +50,7 @@ class PipelineStages(BaseModel):
     filter: str | None = None
     share: Literal["source"] | None = None
     candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
-    # hybrid:N, the hits each side of the hybrid search fuses (None: as many as the stage keeps)
+    # hybrid:N, the hits each side of the hybrid search gives at least (None: the search's own)
     depth: PositiveInt | None = None
     expand: tuple[str, ...] = ()
     # (method, its ranking's weight in the fusion) for the methods written METHOD:W; pairs, not a

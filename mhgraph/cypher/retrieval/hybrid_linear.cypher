@@ -2,12 +2,11 @@
 // neo4j-graphrag's HybridRetriever does with ranker="linear": each side's scores are divided by
 // that side's best score, then score = $alpha x vector + (1 - $alpha) x fulltext (0 for a side
 // that did not find the chunk). The vector side contributes its $candidates neighbours, the
-// fulltext side its best $depth hits ($top_k in neo4j-graphrag). One deliberate difference: UNION ALL where neo4j-graphrag
-// writes UNION, which drops a chunk's second contribution when both sides give it the same
-// weighted score (the best hit of both at alpha 0.5 would score 0.5, not 1).
+// fulltext side its best $depth hits ($top_k in neo4j-graphrag). One deliberate difference: UNION
+// ALL where neo4j-graphrag writes UNION, which drops a chunk's second contribution when both sides
+// give it the same weighted score (the best hit of both at alpha 0.5 would score 0.5, not 1).
 // Parameters: $embedding, $index (fulltext), $query (Lucene, escaped; '' searches the vector side
-// alone), $corpus, $alpha, $top_k, $depth (>= $top_k),
-// $candidates (>= $depth).
+// alone), $corpus, $alpha, $top_k, $depth (>= $top_k), $candidates (>= $depth).
 CYPHER 25
 CALL () {
   MATCH (c:Chunk)

@@ -25,8 +25,12 @@
 #              trained only on generated questions on the deeper search (needs the in-domain record's
 #              cross-encoder and bench/generate_trained.sh's) -> bench/results/compose-depth-NAME.md
 #              and .json (about 70 min)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth]
-#        (default: all but in-domain and depth; RESUME=1 keeps
+#   pool       the in-domain cross-encoder scoring all 30 candidates of the deeper search
+#              (rerank=kfold:DIR:30) beside its 20, and the in-domain preset's choice between them, with
+#              the training-free preset beside them (needs the in-domain record's cross-encoder)
+#              -> bench/results/compose-pool-NAME.md and .json (about 35 min)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth] [pool]
+#        (default: all but in-domain, depth and pool; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -110,7 +114,15 @@ for kind in "${KINDS[@]}"; do
         --stages "$SHARED:200 rerank=kfold:$RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}"
       run g1-filter-hybrid200-share-source-rerank-generated --method compose \
         --stages "$SHARED:200 rerank=$GEN_RERANKER-onnx" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth)" >&2; exit 1 ;;
+    pool)
+      [ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx is missing (the in-domain record trains it)" >&2; exit 1; }
+      SHARED="filter=rules share=source candidates=hybrid:200"
+      run d2-filter-hybrid200-share-source --method compose --stages "$SHARED" "${OFF[@]}"
+      run i5-filter-hybrid200-share-source-rerank --method compose --stages "$SHARED rerank=kfold:$RERANKER-onnx" \
+        "${IN_DOMAIN[@]}" "${OFF[@]}"
+      run i6-filter-hybrid200-share-source-rerank30 --method compose \
+        --stages "$SHARED rerank=kfold:$RERANKER-onnx:30" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth, pool)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
@@ -120,6 +132,7 @@ for kind in "${KINDS[@]}"; do
     --shippable d1-filter-hybrid100-share-source --shippable d2-filter-hybrid200-share-source \
     --ablation a1-filter-hybrid200 --ablation a2-hybrid200 --ablation a3-filter-vector-share-source \
     --generated g1-filter-hybrid200-share-source-rerank-generated)
+  [ "$kind" = pool ] && shippable=(--shippable p1-filter-hybrid --shippable d2-filter-hybrid200-share-source)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
     --json "$record.json" ${shippable[@]+"${shippable[@]}"} "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then

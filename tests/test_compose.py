@@ -53,6 +53,9 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("candidates=hybrid:0", "stage 'candidates': Input should be greater than 0, got 0"),
     ("candidates=hybrid:many", "stage 'candidates': the depth of hybrid must be a whole number, got 'many'"),
     ("candidates=dense:5", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
+    ("rerank=none:30", "stage 'rerank': the chunks a reranker scores are given with one: write rerank=RERANKER:N"),
+    ("rerank=:30", "stage 'rerank': the chunks a reranker scores are given with one: write rerank=RERANKER:N"),
+    ("rerank=nanoranker:0", "stage 'rerank': Input should be greater than 0, got 0"),
     ("bogus=1", "unknown stage 'bogus' (stages: filter, share, candidates, expand, fuse, rerank, balance, diver"),
     ("share=source", "stage 'share': the candidates are shared among the sources a filter names: add a filter stage"),
     ("filter=rules share=date", "stage 'share': Input should be 'source', got 'date'"),
@@ -193,6 +196,17 @@ def test_hybrid_depth_is_written_with_the_candidates() -> None:
     assert parse_stages("candidates=hybrid").depth is None and ":" not in parse_stages("candidates=hybrid").describe()
 
 
+def test_the_chunks_a_reranker_scores_are_written_with_it() -> None:
+    stages = parse_stages("rerank=kfold:models/reranker-onnx:30 filter=rules")
+    assert stages.rerank == "kfold:models/reranker-onnx" and stages.rerank_k == 30
+    assert stages.describe().endswith("rerank=kfold:models/reranker-onnx:30")
+    assert parse_stages(stages.describe()) == stages
+    # a reranker's own colons are its name's: only a last part of digits is N
+    assert parse_stages("rerank=bi-encoder:bge-small-en-v1.5").rerank_k is None
+    assert parse_stages("rerank=kfold:models/r2").rerank == "kfold:models/r2"
+    assert parse_stages("rerank=kfold:./30").rerank == "kfold:./30"
+
+
 # -- on the real server -----------------------------------------------------------------------
 from tests.conftest import SAMPLE, eval_run_dir, run_cli
 
@@ -276,7 +290,17 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     # no weight given: the one the packaged reranker records (0.5, fused with the pipeline's score)
     unweighted = _retriever(sample_graph, settings, embedder, None, "compose",
                             ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}"))
-    assert unweighted.params["rerank_weight"] == 0.5
+    assert unweighted.params["rerank_weight"] == 0.5 and unweighted.params["rerank_k"] == 20
+    # rerank=RERANKER:N is rerank_k N, written in the line
+    lined = ComposeOptions(stages=f"candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}:9", candidate_k=6,
+                           expand_k=10, rerank_weight=1.0)
+    again = _retriever(sample_graph, settings, embedder, None, "compose", lined).search(QUESTION, top_k=3)
+    assert [c.chunk_id for c in again.hops[0].chunks] == final and again.params["rerank_k"] == 9
+    assert {s["stage"]: s for s in again.diagnostic(StageTrace).stages}["rerank"]["detail"].endswith(", 9 -> 3")
+    assert again.params["stages"].endswith(f"rerank={PACKAGED}:9")
+    with pytest.raises(MhgraphError, match=rf"^stage 'rerank': the line says {PACKAGED}:9, but rerank_k 12 is "
+                                           rf"configured: write rerank={PACKAGED}:12, or unset it$"):
+        _retriever(sample_graph, settings, embedder, None, "compose", lined.model_copy(update={"rerank_k": 12}))
 
 
 def test_expand_weight_zero_keeps_the_candidates_order_ahead(sample_graph, settings, embedder) -> None:

@@ -16,7 +16,8 @@ expansion, reciprocal rank fusion, no reranker).
   `expand_weight` option (1 unless set), so a named pipeline carries its weights in its line;
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
-  bi-encoder:MODEL, kfold:DIR), or none;
+  bi-encoder:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N fused chunks (compose's
+  `rerank_k`, else 20), as `hybrid:N` says how deep the candidates fuse;
 - balance: source or document, the kept chunks taken from each in turn, or none;
 - diversify: N, at most N chunks of one document among those kept (the others move below them),
   or none (mhgraph/compose/diversity.py, as balance). These two and share written out only when
@@ -42,6 +43,7 @@ from mhgraph.filters.extractors import EXTRACTORS
 STAGES = ("filter", "share", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
 NONE = "none"
 ONLY_HYBRID = "only hybrid candidates fuse two searches: write {kind}, without a depth"
+ONLY_RERANK = "the chunks a reranker scores are given with one: write rerank=RERANKER:N"
 
 
 class PipelineStages(BaseModel):
@@ -58,6 +60,8 @@ class PipelineStages(BaseModel):
     expand_weights: tuple[tuple[str, float], ...] = ()
     fuse: Literal["rrf", "linear"] = "rrf"
     rerank: str | None = None
+    # RERANKER:N, the fused chunks the reranker scores (None: compose's rerank_k)
+    rerank_k: PositiveInt | None = None
     balance: Literal["source", "document"] | None = None
     diversify: PositiveInt | None = None
 
@@ -80,6 +84,13 @@ class PipelineStages(BaseModel):
     def _depth_of_hybrid(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is not None and info.data.get("candidates") != "hybrid":
             raise ValueError(ONLY_HYBRID.format(kind=info.data.get("candidates")))
+        return value
+
+    @field_validator("rerank_k")
+    @classmethod
+    def _scored_by_a_reranker(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("rerank") is None:
+            raise ValueError(ONLY_RERANK)
         return value
 
     @field_validator("expand")
@@ -117,9 +128,12 @@ class PipelineStages(BaseModel):
         expand = ",".join(self._expansion(n) for n in self.expand) or NONE
         return " ".join([f"filter={self.filter or NONE}", *([f"share={self.share}"] if self.share else []),
                          f"candidates={self.candidates}{f':{self.depth}' if self.depth else ''}", f"expand={expand}",
-                         f"fuse={self.fuse}", f"rerank={self.rerank or NONE}",
+                         f"fuse={self.fuse}", f"rerank={self._reranker()}",
                          *([f"balance={self.balance}"] if self.balance else []),
                          *([f"diversify={self.diversify}"] if self.diversify else [])])
+
+    def _reranker(self) -> str:
+        return f"{self.rerank}:{self.rerank_k}" if self.rerank and self.rerank_k else self.rerank or NONE
 
     def _expansion(self, name: str) -> str:
         weights = dict(self.expand_weights)
@@ -161,6 +175,17 @@ def _candidates(value: str) -> dict[str, object]:
     return {"candidates": kind, "depth": int(depth)}
 
 
+def _reranker(value: str) -> dict[str, object]:
+    """`rerank`'s value (RERANKER or RERANKER:N) as the model's two fields. A reranker's own name
+    may hold colons (kfold:DIR), so only a last part of ASCII digits is N."""
+    name, sep, scored = value.rpartition(":")
+    if not (sep and scored.isascii() and scored.isdigit()):
+        return {"rerank": value}
+    if not name or name == NONE:
+        raise MhgraphError(f"stage 'rerank': {ONLY_RERANK}")
+    return {"rerank": name, "rerank_k": int(scored)}
+
+
 def parse_stages(text: str) -> PipelineStages:
     """`text` as stages; a one-line error naming the stage or value at fault."""
     values: dict[str, object] = {}
@@ -178,6 +203,8 @@ def parse_stages(text: str) -> PipelineStages:
             values.update(_expansions(value))
         elif stage == "candidates":
             values.update(_candidates(value))
+        elif stage == "rerank":
+            values.update(_reranker(value))
         else:
             values[stage] = value
     try:
@@ -185,7 +212,7 @@ def parse_stages(text: str) -> PipelineStages:
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "?"
-        stage = {"expand_weights": "expand", "depth": "candidates"}.get(field, field)
+        stage = {"expand_weights": "expand", "depth": "candidates", "rerank_k": "rerank"}.get(field, field)
         message = error["msg"]
         if message.startswith("Value error, "):
             raise MhgraphError(f"stage '{stage}': {message.removeprefix('Value error, ')}") from None

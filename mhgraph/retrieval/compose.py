@@ -12,8 +12,8 @@
 3. fusion: the candidates and the expansions' rankings fused (reciprocal rank or linear), each
    expansion's ranking weighted against the candidates' 1: the weight written in the stages line
    (`expand=ircot:0.5`), else `expand_weight`.
-4. rerank: the reranker scores the best `rerank_k` fused chunks and keeps `top_k`; without one,
-   the best `top_k` fused chunks are kept.
+4. rerank: the reranker scores the best N fused chunks (`rerank=RERANKER:N`, else `rerank_k`, else
+   20) and keeps `top_k`; without one, the best `top_k` fused chunks are kept.
 5. balance (when set): the `top_k` kept taken from each source (or document) in turn, from the
    reranked (or fused) order; by source only where the question's filter names two or more
    sources (a question that names none or one keeps its order);
@@ -58,6 +58,7 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export
 # models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
+RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
 PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid:200",
                            "in-domain": f"filter=rules share=source candidates=hybrid:200 rerank={IN_DOMAIN_RERANKER}"}
 
@@ -67,7 +68,7 @@ class ComposedRetriever(Retriever):
 
     def __init__(self, stages: PipelineStages, candidates: Retriever, expansions: dict[str, Retriever], *,
                  candidate_k: int = 30, expand_k: int = 10, expand_weight: float = 1.0,
-                 reranker: Reranker | None = None, rerank_k: int = 20, rerank_weight: float = 1.0,
+                 reranker: Reranker | None = None, rerank_k: int = RERANK_K, rerank_weight: float = 1.0,
                  note: str | None = None) -> None:
         self.stages = stages
         self.candidates = candidates
@@ -195,7 +196,8 @@ class ComposeOptions(MethodOptions):
                                          "each source the filter names searched apart for its share of the "
                                          "candidates), candidates (vector, bm25, hybrid; hybrid:N fuses N deep), "
                                          "expand (methods, comma-separated; METHOD:W gives one its fusion weight "
-                                         "W), fuse (rrf, linear), rerank (a reranker), "
+                                         "W), fuse (rrf, linear), rerank (a reranker; RERANKER:N has it score "
+                                         "the best N fused chunks), "
                                          "balance (source or document: the kept chunks taken from each in turn), "
                                          "diversify (N: at most N chunks of one document kept); 'none' turns a "
                                          "stage off. Or the name of a pipeline: one of `pipelines`, or shipped ("
@@ -209,7 +211,8 @@ class ComposeOptions(MethodOptions):
                                        "(below 1, the expansions add chunks more than they reorder the "
                                        "candidates); a method written METHOD:W in the stages has its own.",
                                   ge=0.0, le=1.0)
-    rerank_k: int = option(20, "Fused chunks the reranker scores (it keeps -k).", ge=1)
+    rerank_k: int | None = option(None, f"Fused chunks the reranker scores (it keeps -k; default {RERANK_K}); the "
+                                        "stages line's rerank=RERANKER:N says it too.", ge=1)
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
                                               "standardised (1: the reranker's order alone; default: the weight "
                                               "an exported reranker records, else 1).", ge=0.0, le=1.0)
@@ -281,7 +284,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
                         getattr(reranker, "corpus_facts", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
-                             rerank_k=options.rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
+                             rerank_k=_scored(stages, options.rerank_k), rerank_weight=fusion_weight(reranker, options.rerank_weight),
                              note=note)
 
 
@@ -292,6 +295,15 @@ def _same_depth(stages: PipelineStages, configured: int | None) -> None:
         written = f"hybrid:{stages.depth}" if stages.depth else "hybrid"
         raise MhgraphError(f"stage 'candidates': the line says {written}, but a hybrid depth of {configured} is "
                            f"configured: write candidates=hybrid:{configured}, or unset it")
+
+
+def _scored(stages: PipelineStages, configured: int | None) -> int:
+    """The fused chunks the reranker scores: the line's RERANKER:N, else rerank_k, else RERANK_K. A
+    configured rerank_k that differs from the line's N is a one-line error, as a depth is."""
+    if stages.rerank_k and configured is not None and configured != stages.rerank_k:
+        raise MhgraphError(f"stage 'rerank': the line says {stages.rerank}:{stages.rerank_k}, but rerank_k "
+                           f"{configured} is configured: write rerank={stages.rerank}:{configured}, or unset it")
+    return stages.rerank_k or configured or RERANK_K
 
 
 def _uses_llm(options: ComposeOptions) -> bool:

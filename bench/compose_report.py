@@ -43,11 +43,9 @@ def trained_parts(params: dict, generated: bool = False) -> list[str]:
 
 def shape(params: dict) -> tuple:
     """A pipeline without its models: the stages with the reranker's name dropped (the chunks it
-    scores kept: rerank=*:N), and the weights."""
-    from mhgraph.compose.stages import parse_stages
-
-    scored = parse_stages(str(params.get("stages", ""))).rerank_k
-    stages = " ".join(s if not s.startswith("rerank=") or s == "rerank=none" else f"rerank=*{f':{scored}' if scored else ''}"
+    scored kept: rerank=*:N), and the weights."""
+    scored = params.get("rerank_k")    # what ran: the line's :N, else the option's
+    stages = " ".join(s if not s.startswith("rerank=") or s == "rerank=none" else f"rerank=*:{scored}"
                       for s in str(params.get("stages", "")).split())
     return stages, params.get("rerank_weight") if params.get("reranker") else None, params.get("expand_weight", 1.0)
 
@@ -146,11 +144,16 @@ def main() -> None:
              *(f(record[run]['official'][m]) for m in METRICS)]
             for run in reports]
     lines += table(["run", "stages", "p50 ms", "p95 ms", "Hits@4", "Hits@10", "Recall@10"], body)
-    lines += ["", "Each stage's time per question, p50 / p95 ms (- where a run has no such stage):", ""]
-    stage_names = list(dict.fromkeys(s for r in reports.values() for s in (r.get("phases_ms") or {})))
-    lines += table(["run", *stage_names],
-                   [[f"`{run}`", *(f"{p['p50']:.0f} / {p['p95']:.0f}" if (p := (r.get("phases_ms") or {}).get(s))
-                                   else "-" for s in stage_names)] for run, r in reports.items()])
+    # the stages in the order they run (expand:METHOD where expand is)
+    order = {"candidates": 0, "expand": 1, "fusion": 2, "rerank": 3, "balance": 4, "diversify": 5}
+    stage_names = sorted(dict.fromkeys(s for r in reports.values() for s in (r.get("phases_ms") or {})),
+                         key=lambda s: (order.get(s.split(":")[0], len(order)), s))
+    if stage_names:
+        lines += ["", "Each stage's time per question, p50 / p95 ms (- where a run has no such stage):", ""]
+        lines += table(["run", *stage_names],
+                       [[f"`{run}`", *(f"{p['p50']:.0f} / {p['p95']:.0f}"
+                                       if (p := (r.get("phases_ms") or {}).get(s)) else "-" for s in stage_names)]
+                        for run, r in reports.items()])
     lines += ["", f"## The choice, {FOLDS}-fold by question", "",
               f"Each fold's pipeline is the one with the best official {SELECT_BY} on the other {FOLDS - 1} folds; "
               "it is scored on the held-out fold.", ""]

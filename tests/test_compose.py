@@ -56,6 +56,9 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("rerank=none:30", "stage 'rerank': the chunks a reranker scores are given with one: write rerank=RERANKER:N"),
     ("rerank=:30", "stage 'rerank': the chunks a reranker scores are given with one: write rerank=RERANKER:N"),
     ("rerank=nanoranker:0", "stage 'rerank': Input should be greater than 0, got 0"),
+    ("rerank=kfold:30", ("stage 'rerank': kfold needs its folder: write rerank=kfold:DIR:N (one named by digits "
+                         "alone: kfold:./30)")),
+    ("rerank=bi-encoder:30", "stage 'rerank': bi-encoder needs its model: write rerank=bi-encoder:MODEL:N"),
     ("bogus=1", "unknown stage 'bogus' (stages: filter, share, candidates, expand, fuse, rerank, balance, diver"),
     ("share=source", "stage 'share': the candidates are shared among the sources a filter names: add a filter stage"),
     ("filter=rules share=date", "stage 'share': Input should be 'source', got 'date'"),
@@ -205,6 +208,8 @@ def test_the_chunks_a_reranker_scores_are_written_with_it() -> None:
     assert parse_stages("rerank=bi-encoder:bge-small-en-v1.5").rerank_k is None
     assert parse_stages("rerank=kfold:models/r2").rerank == "kfold:models/r2"
     assert parse_stages("rerank=kfold:./30").rerank == "kfold:./30"
+    assert parse_stages("rerank=nanoranker:030").describe().endswith("rerank=nanoranker:30")
+    assert parse_stages("rerank=nanoranker:\u0663").rerank == "nanoranker:\u0663"    # ASCII digits only
 
 
 # -- on the real server -----------------------------------------------------------------------

@@ -16,8 +16,8 @@ expansion, reciprocal rank fusion, no reranker).
   `expand_weight` option (1 unless set), so a named pipeline carries its weights in its line;
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
-  bi-encoder:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N fused chunks (compose's
-  `rerank_k`, else 20), as `hybrid:N` says how deep the candidates fuse;
+  bi-encoder:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N fused chunks (without
+  `:N`, compose's `rerank_k`, else 20), as `hybrid:N` says how deep the candidates fuse;
 - balance: source or document, the kept chunks taken from each in turn, or none;
 - diversify: N, at most N chunks of one document among those kept (the others move below them),
   or none (mhgraph/compose/diversity.py, as balance). These two and share written out only when
@@ -89,7 +89,7 @@ class PipelineStages(BaseModel):
     @field_validator("rerank_k")
     @classmethod
     def _scored_by_a_reranker(cls, value: int | None, info: ValidationInfo) -> int | None:
-        if value is not None and info.data.get("rerank") is None:
+        if value is not None and info.data.get("rerank") in (None, "", NONE):
             raise ValueError(ONLY_RERANK)
         return value
 
@@ -183,6 +183,15 @@ def _reranker(value: str) -> dict[str, object]:
         return {"rerank": value}
     if not name or name == NONE:
         raise MhgraphError(f"stage 'rerank': {ONLY_RERANK}")
+    from mhgraph.rerank.models import (  # only here: the models module loads much
+        BI_ENCODER,
+        KFOLD,
+    )
+
+    if f"{name}:" in (KFOLD, BI_ENCODER):
+        raise MhgraphError(f"stage 'rerank': {name} needs its {'folder' if f'{name}:' == KFOLD else 'model'}: write "
+                           f"rerank={name}:{'DIR' if f'{name}:' == KFOLD else 'MODEL'}:N (one named by digits alone: "
+                           f"{name}:./{scored})")
     return {"rerank": name, "rerank_k": int(scored)}
 
 

@@ -211,8 +211,9 @@ class ComposeOptions(MethodOptions):
                                        "(below 1, the expansions add chunks more than they reorder the "
                                        "candidates); a method written METHOD:W in the stages has its own.",
                                   ge=0.0, le=1.0)
-    rerank_k: int | None = option(None, f"Fused chunks the reranker scores (it keeps -k; default {RERANK_K}); the "
-                                        "stages line's rerank=RERANKER:N says it too.", ge=1)
+    rerank_k: int | None = option(None, f"Fused chunks the reranker scores (it keeps -k; default {RERANK_K}). The "
+                                        "stages line's rerank=RERANKER:N says it there; a value set here that "
+                                        "differs from the line's N is an error.", ge=1)
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
                                               "standardised (1: the reranker's order alone; default: the weight "
                                               "an exported reranker records, else 1).", ge=0.0, le=1.0)
@@ -252,6 +253,7 @@ def _has_metadata(ctx: BuildContext) -> bool:
 
 def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     stages = options.pipeline
+    rerank_k = _scored(stages, options.rerank_k)     # a conflict is one line before any model loads
     g, settings = ctx.graph, ctx.settings
     note = None
     if stages.filter and not _has_metadata(ctx):
@@ -284,7 +286,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
                         getattr(reranker, "corpus_facts", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
-                             rerank_k=_scored(stages, options.rerank_k), rerank_weight=fusion_weight(reranker, options.rerank_weight),
+                             rerank_k=rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
                              note=note)
 
 

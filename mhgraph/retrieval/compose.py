@@ -51,8 +51,8 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-depth-multihop-rag.md says how each was
-# chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split
+# pipelines shipped by name (bench/results/compose-depth-multihop-rag.md and, for the reranker
+# scoring all 30 candidates, compose-pool-multihop-rag.md say how each was chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split
 # among the training-free pipelines that may ship (no stage that calls a language model when one is
 # configured); in-domain, the one chosen the same way among the in-domain ones: the cross-encoder
 # trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export
@@ -60,7 +60,7 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
 PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid:200",
-                           "in-domain": f"filter=rules share=source candidates=hybrid:200 rerank={IN_DOMAIN_RERANKER}"}
+                           "in-domain": f"filter=rules share=source candidates=hybrid:200 rerank={IN_DOMAIN_RERANKER}:30"}
 
 
 class ComposedRetriever(Retriever):

@@ -39,6 +39,7 @@ from pydantic import (
 
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.extractors import EXTRACTORS
+from mhgraph.rerank.models import BI_ENCODER, KFOLD
 
 STAGES = ("filter", "share", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
 NONE = "none"
@@ -183,11 +184,6 @@ def _reranker(value: str) -> dict[str, object]:
         return {"rerank": value}
     if not name or name == NONE:
         raise MhgraphError(f"stage 'rerank': {ONLY_RERANK}")
-    from mhgraph.rerank.models import (  # only here: the models module loads much
-        BI_ENCODER,
-        KFOLD,
-    )
-
     if f"{name}:" in (KFOLD, BI_ENCODER):
         raise MhgraphError(f"stage 'rerank': {name} needs its {'folder' if f'{name}:' == KFOLD else 'model'}: write "
                            f"rerank={name}:{'DIR' if f'{name}:' == KFOLD else 'MODEL'}:N (one named by digits alone: "

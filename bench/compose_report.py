@@ -19,6 +19,8 @@ from statistics import fmean
 from environment import describe, machine, versions
 from markdown import f, neo4j_server, runs_report_parser, table
 
+from mhgraph.compose.stages import STAGES
+
 METRICS = ("hits@4", "hits@10", "recall@10")
 FOLDS = 5
 SELECT_BY = "recall@10"
@@ -39,6 +41,12 @@ def trained_parts(params: dict, generated: bool = False) -> list[str]:
     if (params.get("reranker_training") or {}).get("in_domain_trained"):
         parts.append(f"cross-encoder `{params.get('reranker')}`")
     return parts
+
+
+def stage_position(phase: str) -> int:
+    """Where a run's timed phase comes in the pipeline (STAGES' order; unknown ones last)."""
+    stage = {"fusion": "fuse"}.get(phase.split(":")[0], phase.split(":")[0])
+    return STAGES.index(stage) if stage in STAGES else len(STAGES)
 
 
 def shape(params: dict) -> tuple:
@@ -144,10 +152,9 @@ def main() -> None:
              *(f(record[run]['official'][m]) for m in METRICS)]
             for run in reports]
     lines += table(["run", "stages", "p50 ms", "p95 ms", "Hits@4", "Hits@10", "Recall@10"], body)
-    # the stages in the order they run (expand:METHOD where expand is)
-    order = {"candidates": 0, "expand": 1, "fusion": 2, "rerank": 3, "balance": 4, "diversify": 5}
+    # the stages in the order they run: a run times expand:METHOD and fusion where the line says expand and fuse
     stage_names = sorted(dict.fromkeys(s for r in reports.values() for s in (r.get("phases_ms") or {})),
-                         key=lambda s: (order.get(s.split(":")[0], len(order)), s))
+                         key=lambda s: (stage_position(s), s))
     if stage_names:
         lines += ["", "Each stage's time per question, p50 / p95 ms (- where a run has no such stage):", ""]
         lines += table(["run", *stage_names],

@@ -129,11 +129,11 @@ class PipelineStages(BaseModel):
         expand = ",".join(self._expansion(n) for n in self.expand) or NONE
         return " ".join([f"filter={self.filter or NONE}", *([f"share={self.share}"] if self.share else []),
                          f"candidates={self.candidates}{f':{self.depth}' if self.depth else ''}", f"expand={expand}",
-                         f"fuse={self.fuse}", f"rerank={self._reranker()}",
+                         f"fuse={self.fuse}", f"rerank={self._written_reranker()}",
                          *([f"balance={self.balance}"] if self.balance else []),
                          *([f"diversify={self.diversify}"] if self.diversify else [])])
 
-    def _reranker(self) -> str:
+    def _written_reranker(self) -> str:
         return f"{self.rerank}:{self.rerank_k}" if self.rerank and self.rerank_k else self.rerank or NONE
 
     def _expansion(self, name: str) -> str:
@@ -184,10 +184,11 @@ def _reranker(value: str) -> dict[str, object]:
         return {"rerank": value}
     if not name or name == NONE:
         raise MhgraphError(f"stage 'rerank': {ONLY_RERANK}")
-    if f"{name}:" in (KFOLD, BI_ENCODER):
-        raise MhgraphError(f"stage 'rerank': {name} needs its {'folder' if f'{name}:' == KFOLD else 'model'}: write "
-                           f"rerank={name}:{'DIR' if f'{name}:' == KFOLD else 'MODEL'}:N (one named by digits alone: "
-                           f"{name}:./{scored})")
+    # kfold:30 is kfold without its folder, not a folder scoring 30
+    needs = {KFOLD: ("folder", "DIR"), BI_ENCODER: ("model", "MODEL")}.get(f"{name}:")
+    if needs:
+        raise MhgraphError(f"stage 'rerank': {name} needs its {needs[0]}: write rerank={name}:{needs[1]}:N (one "
+                           f"named by digits alone: {name}:./{scored})")
     return {"rerank": name, "rerank_k": int(scored)}
 
 

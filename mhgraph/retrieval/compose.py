@@ -52,15 +52,17 @@ from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # pipelines shipped by name (bench/results/compose-depth-multihop-rag.md and, for the reranker
-# scoring all 30 candidates, compose-pool-multihop-rag.md say how each was chosen): training-free, the pipeline chosen 5-fold by question on MultiHop-RAG's development split
-# among the training-free pipelines that may ship (no stage that calls a language model when one is
+# scoring all 30 candidates, compose-pool-multihop-rag.md say how each was chosen): training-free,
+# the pipeline chosen 5-fold by question on MultiHop-RAG's development split among the
+# training-free pipelines that may ship (no stage that calls a language model when one is
 # configured); in-domain, the one chosen the same way among the in-domain ones: the cross-encoder
 # trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export
 # models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
 PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid:200",
-                           "in-domain": f"filter=rules share=source candidates=hybrid:200 rerank={IN_DOMAIN_RERANKER}:30"}
+                           "in-domain": "filter=rules share=source candidates=hybrid:200 "
+                                        f"rerank={IN_DOMAIN_RERANKER}:30"}
 
 
 class ComposedRetriever(Retriever):

@@ -10,20 +10,18 @@ best row of the table is an in-sample maximum.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections import Counter
 from pathlib import Path
-from statistics import fmean
 
 from environment import describe, machine, versions
+from kfold import FOLDS, SELECT_BY, official_scores
+from kfold import choose as choose_runs
 from markdown import f, neo4j_server, runs_report_parser, table
 
 from mhgraph.compose.stages import STAGES
 
 METRICS = ("hits@4", "hits@10", "recall@10")
-FOLDS = 5
-SELECT_BY = "recall@10"
 GOAL = {"recall@10": 0.70, "hits@4": 0.85, "p50_ms": 150}
 IN_DOMAIN_GOAL = {"recall@10": 0.85, "hits@4": 0.90}
 
@@ -73,10 +71,6 @@ def stages_cell(params: dict) -> str:
     return f"`{params.get('stages')}`" + (f" ({', '.join(weights)})" if weights else "")
 
 
-def fold_of(question_id: str) -> int:
-    return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % FOLDS
-
-
 def main() -> None:
     parser = runs_report_parser(__doc__)
     parser.add_argument("--ablation", action="append", default=[],
@@ -91,30 +85,15 @@ def main() -> None:
     reports, scores = {}, {}
     for folder in map(Path, args.runs):
         reports[folder.name] = json.loads((folder / "report.json").read_text())
-        scores[folder.name] = {r["id"]: r["official"] for r in json.loads((folder / "results.json").read_text())
-                               if r.get("official") and r["official"].get("facts")}
+        scores[folder.name] = official_scores(folder)
     generated = [r for r in reports if r in args.generated]
     trained = [r for r in reports if in_domain(reports[r]["params"]) and r not in generated]
     # the choice is among training-free pipelines
     runs = [r for r in reports if r not in trained and r not in generated and r not in args.ablation]
     common = sorted(set.intersection(*(set(s) for s in scores.values())))
-    folds = {q: fold_of(q) for q in common}
-
-    def mean(run: str, metric: str, questions: list[str]) -> float:
-        return fmean(scores[run][q][metric] for q in questions)
 
     def choose(among: list[str]) -> tuple[list[dict], dict[str, float]]:
-        """k-fold by question: per fold, the run with the best SELECT_BY on the other folds, scored on it."""
-        chosen, held = [], {m: [] for m in METRICS}
-        for k in range(FOLDS):
-            train = [q for q in common if folds[q] != k]
-            test = [q for q in common if folds[q] == k]
-            best = max(among, key=lambda r: (mean(r, SELECT_BY, train), r))
-            chosen.append({"fold": k, "chosen": best, "train_questions": len(train), "test_questions": len(test),
-                           **{m: mean(best, m, test) for m in METRICS}})
-            for m in METRICS:
-                held[m] += [scores[best][q][m] for q in test]
-        return chosen, {m: fmean(held[m]) for m in METRICS}
+        return choose_runs(scores, among, common, METRICS)
 
     chosen, kfold = choose(runs)
     unknown = sorted(set(args.shippable) - set(runs))

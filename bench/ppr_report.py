@@ -1,16 +1,22 @@
 """Graph traversal (`ppr`) beside other methods per question type: bench/results/ppr-NAME.md and .json.
 
 Reads each run folder's report.json (mhgraph eval) and tabulates, under the official rule and
-ours, Hits@4, Hits@10 and Recall@10 overall and per question type, with each run's latency.
+ours, Hits@4, Hits@10 and Recall@10 overall and per question type, with each run's latency. With
+--choose RUN (repeated), it also chooses among those runs 5-fold by question (bench/kfold.py: per
+fold, the best official Recall@10 on the other folds) and reports the held-out scores: how ppr's
+defaults were chosen, and what they score on questions the choice did not see.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 from pathlib import Path
+from statistics import fmean
 
 from environment import describe, machine, versions
+from kfold import FOLDS, SELECT_BY, choose, fold_of, official_scores
 from markdown import f, neo4j_server, runs_report_parser, table
 
 METRICS = ("hits@4", "hits@10", "recall@10")
@@ -18,6 +24,8 @@ METRICS = ("hits@4", "hits@10", "recall@10")
 
 def main() -> None:
     parser = runs_report_parser(__doc__)
+    parser.add_argument("--choose", action="append", default=[],
+                        help="a run (by folder name) among which ppr's settings are chosen k-fold by question")
     args = parser.parse_args()
     reports = {Path(r).name: json.loads((Path(r) / "report.json").read_text()) for r in args.runs}
     types = sorted({t for r in reports.values() for t in r["official"]["by_type"]})
@@ -62,11 +70,43 @@ def main() -> None:
                                        + ", ".join(f"{k}={v}" for k, v in record[run]["params"].items()
                                                    if k not in ("corpus", "graph"))
                                        for run in rows), ""]
+    selection = None
+    if args.choose:
+        selection = choose_settings([p for p in map(Path, args.runs) if p.name in args.choose])
+        lines += selection_lines(selection, types)
     print("\n".join(lines))
     Path(args.json).write_text(json.dumps({"name": args.name, "date": date, "machine": describe(info),
                                            "versions": versions(), "command": args.command,
                                            "questions": "development split (2,045 questions)",
-                                           "runs": record}, indent=1) + "\n")
+                                           "runs": record, "selection": selection}, indent=1) + "\n")
+
+
+def choose_settings(folders: list[Path]) -> dict:
+    """The k-fold choice among these runs, with the held-out scores overall and per question type."""
+    scores = {p.name: official_scores(p) for p in folders}
+    types = {r["id"]: r["type"] for r in json.loads((folders[0] / "results.json").read_text())}
+    common = sorted(set.intersection(*(set(s) for s in scores.values())))
+    folds, kfold = choose(scores, [p.name for p in folders], common, METRICS)
+    chosen = {fold["fold"]: fold["chosen"] for fold in folds}
+    held = {q: scores[chosen[fold_of(q)]][q] for q in common}
+    by_type = {t: {m: fmean(held[q][m] for q in common if types[q] == t) for m in METRICS}
+               for t in sorted({types[q] for q in common})}
+    return {"by": SELECT_BY, "among": [p.name for p in folders], "scored": len(common), "folds": folds,
+            "kfold": kfold, "kfold_by_type": by_type}
+
+
+def selection_lines(selection: dict, types: list[str]) -> list[str]:
+    won = Counter(fold["chosen"] for fold in selection["folds"])
+    k = selection["kfold"]
+    return ["", f"## The settings' choice, {FOLDS}-fold by question", "",
+            (f"Among {', '.join(f'`{r}`' for r in selection['among'])}: each fold's run is the one with the best "
+             f"official {SELECT_BY} on the other {FOLDS - 1} folds, scored on that fold ({selection['scored']} "
+             f"questions scored by every run). Chosen: {', '.join(f'`{r}` in {n} folds' for r, n in won.items())}."),
+            "", *table(["held-out folds", "Hits@4", "Hits@10", "Recall@10",
+                        *(f"{t.removesuffix('_query')} Hits@10 / Recall@10" for t in types)],
+                       [["k-fold", *(f(k[m]) for m in METRICS),
+                         *(f"{f(selection['kfold_by_type'][t]['hits@10'])} / "
+                           f"{f(selection['kfold_by_type'][t]['recall@10'])}" for t in types)]]), ""]
 
 
 if __name__ == "__main__":

@@ -161,6 +161,60 @@ def test_ppr_walks_from_seed_facts_to_chunks_across_articles(sample_built, setti
         PPRRetriever(driver, embedder, without, db, corpus="sample", candidates=0).search(QUESTION)
 
 
+def test_ppr_metadata_seeds_favour_the_named_sources_within_the_named_dates(sample_built, settings, embedder) -> None:
+    from mhgraph.filters.extractors import build_extractor
+    from mhgraph.retrieval.ppr import PPRRetriever
+    from mhgraph.traversal.claim_graph import ClaimGraph
+    from mhgraph.traversal.diagnostics import PPRWalk
+
+    driver, _ = sample_built
+    db = settings.neo4j_database
+    graph = ClaimGraph.load(driver, db, "sample")
+    extractor = build_extractor("rules", driver, db, "sample")
+
+    def stored(where: str) -> set[str]:
+        return set(driver.execute_query(f"MATCH (c:Chunk {{corpus: 'sample'}}) WHERE {where} RETURN collect(c.id) AS ids",
+                                        database_=db).records[0]["ids"])
+
+    def walk(question: str, **kw) -> tuple[list, PPRWalk]:
+        # damping 0 and no dense seeds: a chunk's score is its metadata seed alone
+        result = PPRRetriever(driver, embedder, graph, db, corpus="sample", facts=1, passage_weight=0.0,
+                              damping=0.0, extractor=extractor, **kw).search(question, top_k=100)
+        return result.hops[0].chunks, result.diagnostic(PPRWalk)
+
+    courtside = stored("c.source = 'Courtside Daily'")
+    november = stored("c.source = 'Courtside Daily' AND c.published_at >= datetime('2023-11-01T00:00:00Z') "
+                     "AND c.published_at < datetime('2023-12-01T00:00:00Z')")
+    assert courtside > november > set()       # the sample has the source's chunks both in and out of November
+    chunks, w = walk("What did Courtside Daily report about the club's manager?", metadata_weight=1.0)
+    assert w.metadata["filter"] == {"source": ["Courtside Daily"]} and w.metadata["seeded"] == {"Courtside Daily": len(courtside)}
+    assert {c.chunk_id for c in chunks} == courtside                   # exactly the named source's chunks
+    assert max(c.score for c in chunks) == pytest.approx(min(c.score for c in chunks))   # spread evenly
+    chunks, w = walk("What did Courtside Daily report in November 2023 about the club's manager?", metadata_weight=1.0)
+    assert w.metadata["seeded"] == {"Courtside Daily": len(november)} and {c.chunk_id for c in chunks} == november
+    # dates without a source: the chunks of those dates, any source
+    chunks, w = walk("Which articles were published in November 2023 about a manager?", metadata_weight=1.0)
+    assert w.metadata["seeded"] == {"any source": len(stored(
+        "c.published_at >= datetime('2023-11-01T00:00:00Z') AND c.published_at < datetime('2023-12-01T00:00:00Z')"))}
+    # two sources: each spreads the whole weight over its own chunks, so the smaller one's chunks weigh more
+    chunks, w = walk("Did Courtside Daily report the transfer before Harbor Ledger did?", metadata_weight=1.0)
+    harbor = stored("c.source = 'Harbor Ledger'")
+    assert w.metadata["seeded"] == {"Courtside Daily": len(courtside), "Harbor Ledger": len(harbor)}
+    score = {c.chunk_id: c.score for c in chunks}
+    assert sum(score[c] for c in courtside) == pytest.approx(sum(score[c] for c in harbor))
+    # the default walk with a source named ranks that source first; naming none, or weight 0, changes nothing
+    default = dict(facts=3, passage_weight=0.5)
+    named = PPRRetriever(driver, embedder, graph, db, corpus="sample", extractor=extractor, metadata_weight=32.0,
+                         **default).search("What did Courtside Daily report about the club's manager?", top_k=3)
+    assert all(c.chunk_id in courtside for c in named.hops[0].chunks)
+    plain = PPRRetriever(driver, embedder, graph, db, corpus="sample", **default).search(QUESTION, top_k=5)
+    unnamed = PPRRetriever(driver, embedder, graph, db, corpus="sample", extractor=extractor, metadata_weight=32.0,
+                           **default).search(QUESTION, top_k=5)
+    assert unnamed.diagnostic(PPRWalk).metadata["seeded"] == {} and plain.diagnostic(PPRWalk).metadata is None
+    assert [(c.chunk_id, c.score) for c in unnamed.hops[0].chunks] == [(c.chunk_id, c.score) for c in plain.hops[0].chunks]
+    assert unnamed.params["metadata_weight"] == 32.0 and plain.params["metadata_weight"] == 0.0
+
+
 def test_ppr_command_errors_name_the_missing_layer(settings, empty_graph, tmp_path) -> None:
     env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
     assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0
@@ -181,6 +235,7 @@ def test_ppr_command_errors_name_the_missing_layer(settings, empty_graph, tmp_pa
     found = run_cli(settings, "query", "Who recalled robots?", "-m", "ppr", "--ppr-facts", "3", env=env)
     assert found.returncode == 0, found.stderr
     assert "seed facts (3):" in found.stdout and "walk's top names:" in found.stdout
+    assert "metadata seeds: none named" in found.stdout      # on by default; this question names no source
 
 
 def test_ppr_eval_traces_and_browser_walk(settings, empty_graph, tmp_path) -> None:

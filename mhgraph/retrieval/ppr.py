@@ -8,12 +8,17 @@ SYNONYM edges between near names (mhgraph/claims/synonyms.py). Per question, as 
    each names a Topic and a Target, seeded with the fact's cosine divided by the number of chunks
    holding that name (a name in many chunks says little), averaged over the facts naming it;
 2. the `candidates` (100) chunks nearest the question in the Chunk vector index are seeded with
-   their dense score, min-max normalised, times `passage_weight` (0.05); with `candidates` 0,
-   every chunk of the corpus is, as in HippoRAG 2 (the chunk embeddings are read with the graph
-   and held in memory; on MultiHop-RAG this ranks worse: docs/methods/ppr.md);
-3. personalized PageRank with damping `damping` (0.5) from those seeds (mhgraph/traversal/
+   their dense score, min-max normalised, times `passage_weight` (0.5; HippoRAG 2's 0.05); with
+   `candidates` 0, every chunk of the corpus is, as in HippoRAG 2 (the chunk embeddings are read
+   with the graph and held in memory; on MultiHop-RAG this ranks worse: docs/methods/ppr.md);
+3. metadata seeds (mhgraph's, not HippoRAG 2's): each source the question names (read by the
+   filter extractor metarag uses), within the dates it names, seeds its chunks with
+   `metadata_weight` (32) divided by their number, as a named node would seed its neighbours; a
+   question naming dates but no source seeds the chunks of those dates the same way. A corpus or
+   question without such metadata gets none;
+4. personalized PageRank with damping `damping` (0.5) from those seeds (mhgraph/traversal/
    pagerank.py), in memory over a scipy sparse matrix read from Neo4j once per retriever;
-4. chunks ranked by their PageRank score.
+5. chunks ranked by their PageRank score.
 
 As a pipeline's expansion stage (`compose`), the candidates stage's chunks are the dense seeds,
 with their own scores, in place of step 2's vector search.
@@ -35,10 +40,13 @@ import numpy as np
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
+from mhgraph.filters.extractors import FilterExtractor, build_extractor
+from mhgraph.filters.model import MetadataFilter
 from mhgraph.graph.context import GraphContext
 from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.claims import require_claims
+from mhgraph.retrieval.metarag import FilterExtractorName
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.traversal.claim_graph import ClaimGraph
@@ -54,7 +62,8 @@ class PPRRetriever(Retriever):
 
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, graph: ClaimGraph, database: str | None = None,
                  *, corpus: str, facts: int = 5, candidates: int = 100, passage_weight: float = 0.05,
-                 damping: float = 0.5, search_ratio: int = 4) -> None:
+                 damping: float = 0.5, search_ratio: int = 4, extractor: FilterExtractor | None = None,
+                 metadata_weight: float = 0.0) -> None:
         self.driver = driver
         self.embedder = embedder
         self.graph = graph
@@ -65,11 +74,15 @@ class PPRRetriever(Retriever):
         self.passage_weight = passage_weight
         self.damping = damping
         self.search_ratio = search_ratio
+        self.extractor = extractor
+        self.metadata_weight = metadata_weight
 
     @property
     def params(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "facts": self.facts, "candidates": self.candidates,
                 "passage_weight": self.passage_weight, "damping": self.damping,
+                "metadata_weight": self.metadata_weight if self.extractor else 0.0,
+                **({"filter_extractor": self.extractor.name} if self.extractor else {}),
                 "graph": {"nodes": self.graph.size, **self.graph.edges}}
 
     def _name_seeds(self, facts: list[neo4j.Record]) -> dict[int, float]:
@@ -118,6 +131,28 @@ class PPRRetriever(Retriever):
             weights[nodes] = normalised * self.passage_weight
         return weights
 
+    def _metadata_seeds(self, question: str) -> tuple[np.ndarray, dict[str, Any] | None]:
+        """Per chunk node, its metadata seed weight, and what was read from the question: each
+        named source, within the named dates, spreads `metadata_weight` over its chunks (a node's
+        specificity, as the names' seeds); dates alone spread it over the chunks of those dates."""
+        weights = np.zeros(len(self.graph.chunk_ids))
+        if self.extractor is None or self.metadata_weight == 0:
+            return weights, None
+        extraction = self.extractor.extract(question)
+        found: MetadataFilter = extraction.filter
+        ranges = found.day_ranges()
+        groups = list(found.sources) or ([None] if ranges else [])
+        seeded: dict[str, int] = {}
+        for source in groups:
+            mask = self.graph.chunks_admitted(source, ranges)
+            count = int(mask.sum())
+            seeded[source or "any source"] = count
+            if count:
+                weights[mask] += self.metadata_weight / count
+        note = {"filter": found.to_json(), "seeded": seeded, **({"failure": extraction.failure}
+                                                                 if extraction.failure else {})}
+        return weights, note
+
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
         started = time.perf_counter()
         embedding = [float(x) for x in self.embedder.embed_query(question)]
@@ -126,8 +161,9 @@ class PPRRetriever(Retriever):
             candidates=self.facts * self.search_ratio, database_=self.database, routing_=neo4j.RoutingControl.READ)
         names = self._name_seeds(facts)
         chunks = self._chunk_seeds(embedding, options.get("candidates"))
+        metadata, read = self._metadata_seeds(question)
         reset = np.zeros(self.graph.size)
-        reset[:len(chunks)] = chunks
+        reset[:len(chunks)] = chunks + metadata
         for node, weight in names.items():
             reset[node] += weight
         walk_started = time.perf_counter()
@@ -152,7 +188,8 @@ class PPRRetriever(Retriever):
                         for node, weight in sorted(names.items(), key=lambda p: (-p[1], p[0]))),
             top_names=tuple(self._name(chunk_count + int(j), "score", float(name_scores[j]))
                             for j in top if name_scores[j] > 0),
-            seeded_chunks=int((chunks > 0).sum()), iterations=iterations, walk_seconds=walk_seconds)
+            seeded_chunks=int((chunks > 0).sum()), iterations=iterations, walk_seconds=walk_seconds,
+            metadata=read)
         seconds = time.perf_counter() - started
         hop = Hop(1, to_chunks(records), query=question, seconds=seconds)
         return RetrievalResult(question, self.name, [hop], params={"top_k": top_k, **self.params},
@@ -169,8 +206,16 @@ class PPROptions(MethodOptions):
     candidates: int = option(100, "Candidate chunks seeded by their dense score: the N nearest in the Chunk vector "
                                   "index; 0: every chunk of the corpus (HippoRAG 2; the chunk embeddings are held "
                                   "in memory).", ge=0)
-    passage_weight: float = option(0.05, "Weight of a chunk's dense seed (min-max normalised score times this) "
-                                         "against the names' (HippoRAG 2: 0.05).", ge=0)
+    passage_weight: float = option(0.5, "Weight of a chunk's dense seed (min-max normalised score times this) "
+                                        "against the names' (HippoRAG 2: 0.05; 0.5 chosen on MultiHop-RAG, "
+                                        "docs/methods/ppr.md).", ge=0)
+    metadata_weight: float = option(32.0, "Weight of each source the question names (within the dates it names), "
+                                          "spread over that source's chunks; dates without a source spread it over "
+                                          "those dates' chunks; 0: no metadata seeds (HippoRAG 2). 32 chosen on "
+                                          "MultiHop-RAG (docs/methods/ppr.md).", ge=0)
+    filter_extractor: FilterExtractorName = option(
+        "rules", "Where the metadata seeds' sources and dates come from (as metarag's --filter-extractor).",
+        flag="--filter-extractor", env=("MHGRAPH_FILTER_EXTRACTOR",), legacy=("filter_extractor",))
     damping: float = option(0.5, "Probability that the walk follows an edge rather than restarting at a seed "
                                  "(HippoRAG 2: 0.5).", ge=0, lt=1)
 
@@ -189,13 +234,16 @@ def build(ctx: BuildContext, options: PPROptions) -> PPRRetriever:
     g = ctx.graph
     ctx.status(f"reading the claim graph of corpus '{g.corpus}'")
     graph = ClaimGraph.load(g.driver, g.database, g.corpus, embeddings=options.candidates == 0)
+    extractor = (build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
+                                 questions=ctx.questions) if options.metadata_weight > 0 else None)
     return PPRRetriever(g.driver, ctx.embedder, graph, g.database, corpus=g.corpus, facts=options.facts,
                         candidates=options.candidates, passage_weight=options.passage_weight,
-                        damping=options.damping, search_ratio=ctx.settings.vector_search_ratio)
+                        damping=options.damping, search_ratio=ctx.settings.vector_search_ratio,
+                        extractor=extractor, metadata_weight=options.metadata_weight)
 
 
 METHOD = MethodSpec(
     name="ppr", description="graph traversal: personalized PageRank over chunks and claim names, seeded by the "
-                            "claims nearest the question (HippoRAG 2)",
+                            "claims nearest the question (HippoRAG 2) and the sources and dates it names",
     options=PPROptions, build=build, indexes=("vector",), embedder=True, requires=require_synonyms,
-    diagnostics=(PPRWalk,))
+    uses_llm=lambda o: o.metadata_weight > 0 and o.filter_extractor == "llm", diagnostics=(PPRWalk,))

@@ -17,6 +17,8 @@ so each question costs a few sparse products, not a projection.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 import neo4j
 import numpy as np
@@ -35,6 +37,10 @@ class ClaimGraph:
     edges: dict[str, int]                 # edges per kind
     # unit rows in chunk_ids' order, when read (dense seeds over every chunk); else None
     chunk_vectors: np.ndarray | None = None
+    # per chunk, in chunk_ids' order: its source (None where unknown) and publication time in POSIX
+    # seconds (NaN where unknown), for the metadata seeds; empty when not read
+    chunk_sources: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
+    chunk_published: np.ndarray = field(default_factory=lambda: np.array([], dtype=float))
     index: dict[str, int] = field(init=False)   # chunk id or name element id -> node
 
     def __post_init__(self) -> None:
@@ -50,10 +56,23 @@ class ClaimGraph:
         """(element id, label, name) of a name node."""
         return self.names[node - len(self.chunk_ids)]
 
+    def chunks_admitted(self, source: str | None, ranges: list[tuple[datetime, datetime]]) -> np.ndarray:
+        """Mask over the chunk nodes: those of `source` (any source if None) published in one of
+        the half-open `ranges` (any time if empty)."""
+        mask = np.ones(len(self.chunk_ids), dtype=bool) if source is None else self.chunk_sources == source
+        if ranges:
+            published = self.chunk_published
+            within = np.zeros(len(self.chunk_ids), dtype=bool)
+            for start, end in ranges:
+                within |= (published >= start.timestamp()) & (published < end.timestamp())
+            mask &= within
+        return mask
+
     @classmethod
     def load(cls, driver: neo4j.Driver, database: str | None, corpus: str,
              embeddings: bool = False) -> ClaimGraph:
-        """The graph of `corpus`; with `embeddings`, every chunk's embedding too."""
+        """The graph of `corpus` with its chunks' sources and dates; with `embeddings`, every
+        chunk's embedding too."""
         claims, _, _ = driver.execute_query(cypher.load("retrieval/ppr_graph"), corpus=corpus, database_=database,
                                             routing_=neo4j.RoutingControl.READ)
         synonyms, _, _ = driver.execute_query(cypher.load("retrieval/ppr_synonyms"), corpus=corpus,
@@ -103,5 +122,16 @@ class ClaimGraph:
             by_id = {r["chunk"]: r["embedding"] for r in rows}
             vectors = np.array([by_id[c] for c in chunk_index], dtype=np.float32).reshape(chunks, -1)
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        rows, _, _ = driver.execute_query(cypher.load("retrieval/ppr_chunk_metadata"), corpus=corpus,
+                                          database_=database, routing_=neo4j.RoutingControl.READ)
+        metadata = {r["chunk"]: (r["source"], r["published_at"]) for r in rows}
+        sources = np.array([metadata.get(c, (None, None))[0] for c in chunk_index], dtype=object)
+        published = np.array([_seconds(metadata.get(c, (None, None))[1]) for c in chunk_index], dtype=float)
         return cls(list(chunk_index), names, Transitions.from_adjacency(adjacency), holders,
-                   {"contains": len(contains), "joins": len(joins), "synonyms": len(similar)}, vectors)
+                   {"contains": len(contains), "joins": len(joins), "synonyms": len(similar)}, vectors,
+                   sources, published)
+
+
+def _seconds(value: Any) -> float:
+    """A Neo4j DateTime as POSIX seconds; NaN for none."""
+    return float("nan") if value is None else value.to_native().timestamp()

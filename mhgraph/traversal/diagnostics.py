@@ -28,17 +28,23 @@ class PPRWalk(Diagnostics):
     seeded_chunks: int                   # chunks seeded by dense similarity
     iterations: int
     walk_seconds: float
+    # {"filter": the sources and dates read from the question, "seeded": chunks seeded per source}
+    # when metadata seeds are on; None when off
+    metadata: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"facts": [dict(f) for f in self.facts], "seeds": [dict(s) for s in self.seeds],
                 "top_names": [dict(n) for n in self.top_names], "seeded_chunks": self.seeded_chunks,
-                "iterations": self.iterations, "walk_seconds": round(self.walk_seconds, 4)}
+                "iterations": self.iterations, "walk_seconds": round(self.walk_seconds, 4),
+                **({"metadata": self.metadata} if self.metadata is not None else {})}
 
     def lines(self, result: RetrievalResult, width: int) -> list[str]:
         return [f"seed facts ({len(self.facts)}):",
                 *(f"  {f['score']:.3f} {f['text'][:width]}" for f in self.facts),
                 "seeds: " + ", ".join(f"{s['name']} ({s['label']}, {s['weight']:.3g})" for s in self.seeds)
                 + f"; {self.seeded_chunks} chunks by dense similarity",
+                *(["metadata seeds: " + (", ".join(f"{name} ({n} chunks)" for name, n in self.metadata["seeded"].items())
+                                         or "none named")] if self.metadata is not None else []),
                 "walk's top names: " + ", ".join(f"{n['name']} ({n['score']:.3g})" for n in self.top_names)
                 + f"; {self.iterations} iterations, {self.walk_seconds * 1000:.1f} ms"]
 
@@ -50,15 +56,17 @@ class PPRWalk(Diagnostics):
         return {"questions": len(walks), "seeds_mean": round(fmean(len(w.seeds) for w in walks), 2),
                 "iterations_mean": round(fmean(w.iterations for w in walks), 1),
                 "walk_ms_mean": round(fmean(w.walk_seconds for w in walks) * 1000, 2),
-                "no_facts": sum(not w.facts for w in walks)}
+                "no_facts": sum(not w.facts for w in walks),
+                "metadata_seeded": sum(bool(w.metadata and any(w.metadata["seeded"].values())) for w in walks)}
 
     @classmethod
     def report_section(cls, summary: Mapping[str, Any]) -> list[str]:
-        return ["## Graph traversal (personalized PageRank)", "",
-                f"Mean seed names per question {summary['seeds_mean']}; the walk took "
+        walk = (f"Mean seed names per question {summary['seeds_mean']}; the walk took "
                 f"{summary['iterations_mean']} iterations and {summary['walk_ms_mean']} ms on average; "
                 f"{summary['no_facts']} of {summary['questions']} questions found no seed fact "
-                "(dense seeds alone).", ""]
+                f"(dense seeds alone); {summary.get('metadata_seeded', 0)} had chunks seeded by the sources "
+                "or dates they name.")
+        return ["## Graph traversal (personalized PageRank)", "", walk, ""]
 
     @classmethod
     def write_traces(cls, records: Mapping[str, PPRWalk], run: RunContext) -> None:

@@ -20,10 +20,13 @@ ids=()
 source bench/eval_runs.sh
 pick() { if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" ${1%%-*} "* ]]; then run "$@"; fi; }
 OFF=(--llm-backend none -k 10)
+# ppr as this record's runs had it (HippoRAG 2's dense weight, no metadata seeds: its defaults before
+# they were chosen in bench/ppr.sh), so that a rerun repeats the record
+PPR_AS_RECORDED=(--ppr-metadata-weight 0 --ppr-passage-weight 0.05)
 pick p1-filter-hybrid --method compose --stages "filter=rules candidates=hybrid" "${OFF[@]}"
-pick p2-filter-hybrid-ppr --method compose --stages "filter=rules candidates=hybrid expand=ppr" "${OFF[@]}"
+pick p2-filter-hybrid-ppr --method compose --stages "filter=rules candidates=hybrid expand=ppr" "${PPR_AS_RECORDED[@]}" "${OFF[@]}"
 pick p3-filter-hybrid-ircot --method compose --stages "filter=rules candidates=hybrid expand=ircot" "${OFF[@]}"
-pick p4-filter-hybrid-ppr-ircot --method compose --stages "filter=rules candidates=hybrid expand=ppr,ircot" "${OFF[@]}"
+pick p4-filter-hybrid-ppr-ircot --method compose --stages "filter=rules candidates=hybrid expand=ppr,ircot" "${PPR_AS_RECORDED[@]}" "${OFF[@]}"
 # a training-free reranker: rescoring with a second embedding model (bge-small-en-v1.5, the ONNX one a
 # registry package carries), fused with the pipeline's score at the same weight as the cross-encoder's
 pick p11-filter-hybrid-rerank-bge --method compose \

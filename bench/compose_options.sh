@@ -44,6 +44,9 @@ EVAL_CORPUS=$NAME
 [ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
 source bench/eval_runs.sh
 OFF=(--llm-backend none -k 10)
+# ppr as the fusion record's runs had it (HippoRAG 2's dense weight, no metadata seeds: its defaults
+# before they were chosen in bench/ppr.sh), so that a rerun repeats the record
+PPR_AS_RECORDED=(--ppr-metadata-weight 0 --ppr-passage-weight 0.05)
 BASE="filter=rules candidates=hybrid"
 # the in-domain parts, as bench/compose.sh makes and names them
 TREEHOP=${TREEHOP:-models/treehop-$NAME-pair-disjoint}
@@ -61,11 +64,11 @@ for kind in "${KINDS[@]}"; do
   case $kind in
     fusion)
       run p3-filter-hybrid-ircot --method compose --stages "$BASE expand=ircot" "${OFF[@]}"
-      run p4-filter-hybrid-ppr-ircot --method compose --stages "$BASE expand=ppr,ircot" "${OFF[@]}"
+      run p4-filter-hybrid-ppr-ircot --method compose --stages "$BASE expand=ppr,ircot" "${PPR_AS_RECORDED[@]}" "${OFF[@]}"
       run w3-filter-hybrid-ircot-half --method compose --stages "$BASE expand=ircot" \
         --compose-expand-weight 0.5 "${OFF[@]}"
       run w4-filter-hybrid-ppr-ircot-half --method compose --stages "$BASE expand=ppr,ircot" \
-        --compose-expand-weight 0.5 "${OFF[@]}" ;;
+        --compose-expand-weight 0.5 "${PPR_AS_RECORDED[@]}" "${OFF[@]}" ;;
     diversify)
       run d2-filter-hybrid-diversify2 --method compose --stages "$BASE diversify=2" "${OFF[@]}"
       run d3-filter-hybrid-diversify3 --method compose --stages "$BASE diversify=3" "${OFF[@]}" ;;

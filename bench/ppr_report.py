@@ -70,6 +70,9 @@ def main() -> None:
                                        + ", ".join(f"{k}={v}" for k, v in record[run]["params"].items()
                                                    if k not in ("corpus", "graph"))
                                        for run in rows), ""]
+    unknown = sorted(set(args.choose) - set(reports))
+    if unknown:
+        parser.error(f"--choose names no run given: {', '.join(unknown)}")
     selection = None
     if args.choose:
         selection = choose_settings([p for p in map(Path, args.runs) if p.name in args.choose])

@@ -291,6 +291,8 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
     # the walk was seeded by the candidates (6 chunks, min-max: one at 0), not its own vector search
     assert result.diagnostic(PPRWalk).seeded_chunks == 5
+    # and by the question's sources and dates, read by the rules (the line has no filter); it names none
+    assert result.diagnostic(PPRWalk).metadata == {"filter": {}, "seeded": {}}
     assert result.params["stages"] == f"filter=none candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}"
     # no weight given: the one the packaged reranker records (0.5, fused with the pipeline's score)
     unweighted = _retriever(sample_graph, settings, embedder, None, "compose",
@@ -306,6 +308,19 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     with pytest.raises(MhgraphError, match=rf"^stage 'rerank': the line says {PACKAGED}:9, but rerank_k 12 is "
                                            rf"configured: write rerank={PACKAGED}:12, or unset it$"):
         _retriever(sample_graph, settings, embedder, None, "compose", lined.model_copy(update={"rerank_k": 12}))
+
+
+def test_an_expansion_reads_the_question_metadata_as_the_line_filter_does(settings) -> None:
+    from mhgraph.retrieval import registry
+    from mhgraph.retrieval.compose import _expansion_options
+
+    for line, extractor in (("filter=llm candidates=hybrid expand=ppr", "llm"),
+                            ("filter=gold candidates=hybrid expand=ppr", "gold"),
+                            ("candidates=hybrid expand=ppr", "rules")):
+        assert _expansion_options(settings, "ppr", parse_stages(line)).filter_extractor == extractor, line
+    # an expansion without a filter extractor keeps its configured options
+    assert _expansion_options(settings, "bm25", parse_stages("filter=llm expand=bm25")) == \
+        registry.options_for(settings, "bm25")
 
 
 def test_expand_weight_zero_keeps_the_candidates_order_ahead(sample_graph, settings, embedder) -> None:

@@ -172,9 +172,13 @@ def test_ppr_metadata_seeds_favour_the_named_sources_within_the_named_dates(samp
     graph = ClaimGraph.load(driver, db, "sample")
     extractor = build_extractor("rules", driver, db, "sample")
 
-    def stored(where: str) -> set[str]:
-        return set(driver.execute_query(f"MATCH (c:Chunk {{corpus: 'sample'}}) WHERE {where} RETURN collect(c.id) AS ids",
-                                        database_=db).records[0]["ids"])
+    def stored(source: str | None = None, month: tuple[str, str] | None = None) -> set[str]:
+        """The sample's chunk ids of `source` (any if None) published within `month` (any time if None)."""
+        start, end = month or (None, None)
+        return set(driver.execute_query(
+            "MATCH (c:Chunk {corpus: 'sample'}) WHERE ($source IS NULL OR c.source = $source) "
+            "AND ($start IS NULL OR (c.published_at >= datetime($start) AND c.published_at < datetime($end))) "
+            "RETURN collect(c.id) AS ids", source=source, start=start, end=end, database_=db).records[0]["ids"])
 
     def walk(question: str, **kw) -> tuple[list, PPRWalk]:
         # damping 0 and no dense seeds: a chunk's score is its metadata seed alone
@@ -182,37 +186,47 @@ def test_ppr_metadata_seeds_favour_the_named_sources_within_the_named_dates(samp
                               damping=0.0, extractor=extractor, **kw).search(question, top_k=100)
         return result.hops[0].chunks, result.diagnostic(PPRWalk)
 
-    courtside = stored("c.source = 'Courtside Daily'")
-    november = stored("c.source = 'Courtside Daily' AND c.published_at >= datetime('2023-11-01T00:00:00Z') "
-                     "AND c.published_at < datetime('2023-12-01T00:00:00Z')")
-    assert courtside > november > set()       # the sample has the source's chunks both in and out of November
+    november = ("2023-11-01T00:00:00Z", "2023-12-01T00:00:00Z")
+    courtside, courtside_november = stored("Courtside Daily"), stored("Courtside Daily", november)
+    assert courtside > courtside_november > set()     # the sample has the source's chunks in and out of November
     chunks, w = walk("What did Courtside Daily report about the club's manager?", metadata_weight=1.0)
     assert w.metadata["filter"] == {"source": ["Courtside Daily"]} and w.metadata["seeded"] == {"Courtside Daily": len(courtside)}
     assert {c.chunk_id for c in chunks} == courtside                   # exactly the named source's chunks
     assert max(c.score for c in chunks) == pytest.approx(min(c.score for c in chunks))   # spread evenly
     chunks, w = walk("What did Courtside Daily report in November 2023 about the club's manager?", metadata_weight=1.0)
-    assert w.metadata["seeded"] == {"Courtside Daily": len(november)} and {c.chunk_id for c in chunks} == november
+    assert w.metadata["seeded"] == {"Courtside Daily": len(courtside_november)}
+    assert {c.chunk_id for c in chunks} == courtside_november
     # dates without a source: the chunks of those dates, any source
     chunks, w = walk("Which articles were published in November 2023 about a manager?", metadata_weight=1.0)
-    assert w.metadata["seeded"] == {"any source": len(stored(
-        "c.published_at >= datetime('2023-11-01T00:00:00Z') AND c.published_at < datetime('2023-12-01T00:00:00Z')"))}
+    assert w.metadata["seeded"] == {"any source": len(stored(month=november))}
+    assert {c.chunk_id for c in chunks} == stored(month=november)
     # two sources: each spreads the whole weight over its own chunks, so the smaller one's chunks weigh more
     chunks, w = walk("Did Courtside Daily report the transfer before Harbor Ledger did?", metadata_weight=1.0)
-    harbor = stored("c.source = 'Harbor Ledger'")
+    harbor = stored("Harbor Ledger")
     assert w.metadata["seeded"] == {"Courtside Daily": len(courtside), "Harbor Ledger": len(harbor)}
     score = {c.chunk_id: c.score for c in chunks}
     assert sum(score[c] for c in courtside) == pytest.approx(sum(score[c] for c in harbor))
-    # the default walk with a source named ranks that source first; naming none, or weight 0, changes nothing
-    default = dict(facts=3, passage_weight=0.5)
-    named = PPRRetriever(driver, embedder, graph, db, corpus="sample", extractor=extractor, metadata_weight=32.0,
-                         **default).search("What did Courtside Daily report about the club's manager?", top_k=3)
-    assert all(c.chunk_id in courtside for c in named.hops[0].chunks)
-    plain = PPRRetriever(driver, embedder, graph, db, corpus="sample", **default).search(QUESTION, top_k=5)
-    unnamed = PPRRetriever(driver, embedder, graph, db, corpus="sample", extractor=extractor, metadata_weight=32.0,
-                           **default).search(QUESTION, top_k=5)
-    assert unnamed.diagnostic(PPRWalk).metadata["seeded"] == {} and plain.diagnostic(PPRWalk).metadata is None
-    assert [(c.chunk_id, c.score) for c in unnamed.hops[0].chunks] == [(c.chunk_id, c.score) for c in plain.hops[0].chunks]
-    assert unnamed.params["metadata_weight"] == 32.0 and plain.params["metadata_weight"] == 0.0
+    # with the names and dense seeds and the walk: the seeds move the walk's mass onto the named
+    # source; naming none, or weight 0, changes nothing
+    default = {"facts": 3, "passage_weight": 0.5}
+    named_question = "What did Courtside Daily report about the club's manager?"
+
+    def on_courtside(retriever: PPRRetriever) -> float:
+        return sum(c.score for c in retriever.search(named_question, top_k=200).hops[0].chunks if c.chunk_id in courtside)
+
+    seeded = PPRRetriever(driver, embedder, graph, db, corpus="sample", extractor=extractor, metadata_weight=32.0, **default)
+    plain = PPRRetriever(driver, embedder, graph, db, corpus="sample", **default)
+    assert on_courtside(seeded) > 2 * on_courtside(plain)
+    assert all(c.chunk_id in courtside for c in seeded.search(named_question, top_k=3).hops[0].chunks)
+    off = PPRRetriever(driver, embedder, graph, db, corpus="sample", extractor=extractor, metadata_weight=0.0, **default)
+    ranked = [(c.chunk_id, c.score) for c in plain.search(named_question, top_k=5).hops[0].chunks]
+    assert [(c.chunk_id, c.score) for c in off.search(named_question, top_k=5).hops[0].chunks] == ranked
+    unnamed = seeded.search(QUESTION, top_k=5)
+    assert unnamed.diagnostic(PPRWalk).metadata["seeded"] == {} and plain.search(QUESTION).diagnostic(PPRWalk).metadata is None
+    assert [(c.chunk_id, c.score) for c in unnamed.hops[0].chunks] == \
+        [(c.chunk_id, c.score) for c in plain.search(QUESTION, top_k=5).hops[0].chunks]
+    assert seeded.params["metadata_weight"] == 32.0 and plain.params["metadata_weight"] == 0.0
+    assert off.params["metadata_weight"] == 0.0
 
 
 def test_ppr_command_errors_name_the_missing_layer(settings, empty_graph, tmp_path) -> None:

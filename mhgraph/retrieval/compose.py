@@ -279,7 +279,8 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
             _same_depth(stages, own.depth)
             own = own.model_copy(update={"depth": stages.depth})
         candidates = registry.build_retriever(stages.candidates, g, settings, own, **components)
-    expansions = {name: registry.build_retriever(name, g, settings, **components) for name in stages.expand}
+    expansions = {name: registry.build_retriever(name, g, settings, _expansion_options(settings, name, stages),
+                                                 **components) for name in stages.expand}
     reranker = None
     if stages.rerank:
         ctx.status(f"loading reranker {stages.rerank}")
@@ -290,6 +291,16 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
                              note=note)
+
+
+def _expansion_options(settings: Any, name: str, stages: PipelineStages) -> Any:
+    """An expansion's configured options; one that reads the question's sources and dates (its
+    options have a filter_extractor) reads them as the line's filter stage does, with the rules
+    where the line has none, so that the line says what runs and what calls a language model."""
+    own = registry.options_for(settings, name)
+    if "filter_extractor" in type(own).model_fields:
+        own = own.model_copy(update={"filter_extractor": stages.filter or "rules"})
+    return own
 
 
 def _same_depth(stages: PipelineStages, configured: int | None) -> None:

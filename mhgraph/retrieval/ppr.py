@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import neo4j
 import numpy as np
@@ -46,7 +46,6 @@ from mhgraph.graph.context import GraphContext
 from mhgraph.options import MethodOptions, option
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.claims import require_claims
-from mhgraph.retrieval.metarag import FilterExtractorName
 from mhgraph.retrieval.records import to_chunks
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.traversal.claim_graph import ClaimGraph
@@ -58,6 +57,9 @@ SHOWN_NAMES = 10      # the walk's top names kept in its diagnostics
 
 
 class PPRRetriever(Retriever):
+    """The walk; its constructor's defaults are HippoRAG 2's (dense seeds at 0.05, no metadata
+    seeds), PPROptions' are mhgraph's (docs/methods/ppr.md)."""
+
     name = "ppr"
 
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, graph: ClaimGraph, database: str | None = None,
@@ -149,8 +151,9 @@ class PPRRetriever(Retriever):
             seeded[source or "any source"] = count
             if count:
                 weights[mask] += self.metadata_weight / count
-        note = {"filter": found.to_json(), "seeded": seeded, **({"failure": extraction.failure}
-                                                                 if extraction.failure else {})}
+        note = {"filter": found.to_json(), "seeded": seeded,
+                **({"dropped": list(extraction.dropped)} if extraction.dropped else {}),
+                **({"failure": extraction.failure} if extraction.failure else {})}
         return weights, note
 
     def search(self, question: str, *, top_k: int = 10, **options: Any) -> RetrievalResult:
@@ -213,9 +216,12 @@ class PPROptions(MethodOptions):
                                           "spread over that source's chunks; dates without a source spread it over "
                                           "those dates' chunks; 0: no metadata seeds (HippoRAG 2). 32 chosen on "
                                           "MultiHop-RAG (docs/methods/ppr.md).", ge=0)
-    filter_extractor: FilterExtractorName = option(
-        "rules", "Where the metadata seeds' sources and dates come from (as metarag's --filter-extractor).",
-        flag="--filter-extractor", env=("MHGRAPH_FILTER_EXTRACTOR",), legacy=("filter_extractor",))
+    # its own, not metarag's shared --filter-extractor: the seeds are on by default, and a setting
+    # meant for metarag's filter (an upper bound from the evidence, a file of reference filters)
+    # should not change ppr; in a pipeline the line's filter stage sets it (compose.py)
+    filter_extractor: Literal["rules", "llm"] = option(
+        "rules", "Where the metadata seeds' sources and dates come from: rules (offline) or llm (the configured "
+                 "language model), as metarag's --filter-extractor reads them.")
     damping: float = option(0.5, "Probability that the walk follows an edge rather than restarting at a seed "
                                  "(HippoRAG 2: 0.5).", ge=0, lt=1)
 

@@ -38,12 +38,16 @@ class ClaimGraph:
     # unit rows in chunk_ids' order, when read (dense seeds over every chunk); else None
     chunk_vectors: np.ndarray | None = None
     # per chunk, in chunk_ids' order: its source (None where unknown) and publication time in POSIX
-    # seconds (NaN where unknown), for the metadata seeds; empty when not read
-    chunk_sources: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
-    chunk_published: np.ndarray = field(default_factory=lambda: np.array([], dtype=float))
+    # seconds (NaN where unknown), for the metadata seeds; unknown throughout when not given
+    chunk_sources: np.ndarray | None = None
+    chunk_published: np.ndarray | None = None
     index: dict[str, int] = field(init=False)   # chunk id or name element id -> node
 
     def __post_init__(self) -> None:
+        if self.chunk_sources is None:
+            self.chunk_sources = np.full(len(self.chunk_ids), None, dtype=object)
+        if self.chunk_published is None:
+            self.chunk_published = np.full(len(self.chunk_ids), np.nan)
         self.index = {c: i for i, c in enumerate(self.chunk_ids)}
         offset = len(self.chunk_ids)
         self.index.update({node: offset + j for j, (node, _, _) in enumerate(self.names)})

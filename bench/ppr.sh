@@ -10,6 +10,7 @@
 # (bench/ppr_bridges.py: bench/results/ppr-bridges-NAME.md and .json).
 # Needs the corpus's claim layer with its synonym edges (mhgraph claims build / claims synonyms).
 #   bash bench/ppr.sh [NAME]     (RESUME=1 keeps finished runs; OUT, default runs/bench-ppr)
+# RESUME=1 reuses a run by its name: after ppr's defaults change, start from an empty OUT.
 # Writes bench/results/ppr-NAME.md and .json (bench/ppr_report.py); per-run summaries in
 # bench/results/ppr-NAME/.
 set -euo pipefail

@@ -35,15 +35,21 @@ def main() -> None:
         ours = {"overall": r["overall"]["ranking"] if "ranking" in r["overall"] else r["overall"],
                 **{t: r["by_type"][t]["ranking"] for t in types}}
         record[run] = {"method": r["method"], "params": r["params"], "latency_ms": r["latency_ms"],
+                       "scored": official["questions"],
                        "official": {"overall": {m: official["overall"][m] for m in METRICS},
                                     **{t: {m: official["by_type"][t][m] for m in METRICS} for t in types}},
                        "ours": {g: {m: ours[g].get(m) for m in METRICS} for g in ours}}
         rows.append(run)
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%MZ")
     info = machine()
-    n = next(iter(reports.values()))["official"]["questions"]
+    # a pipeline leaves out the questions its reasoning stages take demonstrations from
+    counts = Counter(r["official"]["questions"] for r in reports.values())
+    n = counts.most_common(1)[0][0]
+    others = "; ".join(f"{c} by {', '.join(f'`{run}`' for run, r in reports.items() if r['official']['questions'] == c)}"
+                       for c in counts if c != n)
+    others = f" ({others})" if others else ""
     lines = [f"# Graph traversal (`ppr`) on {args.name}: per question type", "",
-             f"- questions: development split (2,045 questions) ({args.questions}); {n} with evidence scored, "
+             f"- questions: development split (2,045 questions) ({args.questions}); {n} with evidence scored{others}, "
              "null questions skipped",
              f"- date (UTC): {date}; machine: {describe(info)}, CPU only, shared with other work; "
              f"Neo4j {neo4j_server()}",

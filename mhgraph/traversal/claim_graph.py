@@ -62,7 +62,8 @@ class ClaimGraph:
 
     def chunks_admitted(self, source: str | None, ranges: list[tuple[datetime, datetime]]) -> np.ndarray:
         """Mask over the chunk nodes: those of `source` (any source if None) published in one of
-        the half-open `ranges` (any time if empty)."""
+        the half-open `ranges` (any time if empty). MetadataFilter.admits decides the same for one
+        chunk; this is its vectorised twin, since every question tests every chunk."""
         mask = np.ones(len(self.chunk_ids), dtype=bool) if source is None else self.chunk_sources == source
         if ranges:
             published = self.chunk_published

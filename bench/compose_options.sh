@@ -29,8 +29,14 @@
 #              (rerank=kfold:DIR:30) beside its 20, and the in-domain preset's choice between them, with
 #              the training-free preset beside them (needs the in-domain record's cross-encoder)
 #              -> bench/results/compose-pool-NAME.md and .json (about 35 min)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth] [pool]
-#        (default: all but in-domain, depth and pool; RESUME=1 keeps
+#   words      the words naming the filter's sources and dates left out of the BM25 query
+#              (filter=rules:drop-words) in the training-free preset's pipeline, the preset's choice
+#              among the pipelines with and without, and the ablations of the pipeline with the words
+#              left out; where the in-domain record's cross-encoder is there, the in-domain preset's
+#              pipeline with and without them too -> bench/results/compose-words-NAME.md and .json
+#              (about 30 min; 25 more with the cross-encoder)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth] [pool] [words]
+#        (default: all but in-domain, depth, pool and words; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -125,7 +131,29 @@ for kind in "${KINDS[@]}"; do
         "${IN_DOMAIN[@]}" "${OFF[@]}"
       run i6-filter-hybrid200-share-source-rerank30 --method compose \
         --stages "$SHARED rerank=kfold:$RERANKER-onnx:30" "${IN_DOMAIN[@]}" "${OFF[@]}" ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth, pool)" >&2; exit 1 ;;
+    words)
+      SHARED="share=source candidates=hybrid:200"
+      run d2-filter-hybrid200-share-source --method compose --stages "filter=rules $SHARED" "${OFF[@]}"
+      run w1-filter-words-hybrid200-share-source --method compose --stages "filter=rules:drop-words $SHARED" \
+        "${OFF[@]}"
+      # ablations of w1, one stage at a time (the words: d2; share; the depth; the filter, which the
+      # other two need; hybrid, whose BM25 side the words leave)
+      run a4-filter-words-hybrid200 --method compose --stages "filter=rules:drop-words candidates=hybrid:200" \
+        "${OFF[@]}"
+      run a5-filter-words-hybrid-share-source --method compose \
+        --stages "filter=rules:drop-words share=source candidates=hybrid" "${OFF[@]}"
+      run a2-hybrid200 --method compose --stages "candidates=hybrid:200" "${OFF[@]}"
+      run a3-filter-vector-share-source --method compose --stages "filter=rules share=source candidates=vector" \
+        "${OFF[@]}"
+      if [ -d "$RERANKER-onnx" ]; then
+        run i6-filter-hybrid200-share-source-rerank30 --method compose \
+          --stages "filter=rules $SHARED rerank=kfold:$RERANKER-onnx:30" "${IN_DOMAIN[@]}" "${OFF[@]}"
+        run i7-filter-words-hybrid200-share-source-rerank30 --method compose \
+          --stages "filter=rules:drop-words $SHARED rerank=kfold:$RERANKER-onnx:30" "${IN_DOMAIN[@]}" "${OFF[@]}"
+      else
+        echo "skipping i6, i7 (in-domain): $RERANKER-onnx is missing (the in-domain record trains it)" >&2
+      fi ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth, pool, words)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
@@ -136,6 +164,9 @@ for kind in "${KINDS[@]}"; do
     --ablation a1-filter-hybrid200 --ablation a2-hybrid200 --ablation a3-filter-vector-share-source \
     --generated g1-filter-hybrid200-share-source-rerank-generated)
   [ "$kind" = pool ] && shippable=(--shippable p1-filter-hybrid --shippable d2-filter-hybrid200-share-source)
+  [ "$kind" = words ] && shippable=(--shippable p1-filter-hybrid --shippable d2-filter-hybrid200-share-source \
+    --shippable w1-filter-words-hybrid200-share-source --ablation a4-filter-words-hybrid200 \
+    --ablation a5-filter-words-hybrid-share-source --ablation a2-hybrid200 --ablation a3-filter-vector-share-source)
   python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME $kind" \
     --json "$record.json" ${shippable[@]+"${shippable[@]}"} "${ids[@]}" > "$record.md.new"
   if [ "$kind" = diversify ]; then

@@ -47,6 +47,10 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("expand=:0.5", "stage 'expand': ':0.5': write METHOD or METHOD:W"),
     ("expand=nothing:0.5", "stage 'expand': 'nothing' cannot expand"),
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
+    ("filter=rules:words", "stage 'filter': write EXTRACTOR or EXTRACTOR:drop-words, got 'rules:words'"),
+    ("filter=regex:drop-words", "stage 'filter': unknown filter extractor 'regex'"),
+    ("filter=rules:drop-words candidates=vector", ("stage 'filter': drop-words leaves the filter's words out of the "
+                                                   "hybrid search's BM25 query; vector candidates have none")),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
     ("fuse=max", "stage 'fuse': Input should be 'rrf' or 'linear', got 'max'"),
     ("candidates=vector:100", "stage 'candidates': only hybrid candidates fuse two searches: write vector, without"),
@@ -89,7 +93,7 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
     # the shipped preset, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
-        "filter=rules share=source candidates=hybrid:200 expand=none fuse=rrf rerank=none"
+        "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
     # the in-domain preset: the k-fold cross-encoder where 'mhgraph reranker export' puts it
@@ -189,6 +193,14 @@ def test_share_is_written_after_the_filter_only_when_set() -> None:
     assert stages.share == "source" and stages.describe().startswith("filter=rules share=source candidates=vector")
     assert parse_stages(stages.describe()) == stages
     assert "share" not in parse_stages("filter=rules share=none").describe()
+
+
+def test_dropped_filter_words_are_written_with_the_filter_only_when_set() -> None:
+    stages = parse_stages("candidates=hybrid:200 filter=rules:drop-words share=source")
+    assert stages.filter == "rules" and stages.filter_words == "drop"
+    assert stages.describe().startswith("filter=rules:drop-words share=source candidates=hybrid:200 expand=none")
+    assert parse_stages(stages.describe()) == stages
+    assert parse_stages("filter=rules").filter_words == "keep" and ":" not in parse_stages("filter=rules").describe()
 
 
 def test_hybrid_depth_is_written_with_the_candidates() -> None:
@@ -443,6 +455,46 @@ def test_share_stage_searches_each_source_the_filter_names_apart(sample_graph, s
     assert trace.stages[0]["detail"] == "hybrid inside the rules filter, each source it names apart, 6 chunks"
     assert shared.params["candidates"]["per_source"] is True and "per_source" not in one.params["candidates"]
     assert shared.params["stages"].startswith("filter=rules share=source candidates=hybrid")
+
+
+def test_dropped_filter_words_reach_the_candidates_search(sample_graph, settings, embedder) -> None:
+    """filter=EXTRACTOR:drop-words is metarag's filter_words drop: the BM25 query without the words
+    naming the filter; metarag's filter_words set to drop apart from a line that keeps them is a
+    one-line error."""
+    from dataclasses import replace
+
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.errors import MhgraphError
+    from mhgraph.filters.diagnostics import FilterExtraction
+    from mhgraph.options import OptionSources
+    from mhgraph.retrieval.compose import ComposeOptions
+    from mhgraph.retrieval.metarag import MetaRAGOptions
+
+    # Global Finance Wire's pitch article writes its own outlet's name: the name in the BM25 query favours it
+    question = ("What did Global Finance Wire report about the Quantum Ledger pitch and Northwind Tech Review about "
+                "Cobaltine?")
+
+    def search(method: str, options, config=settings):
+        return _retriever(sample_graph, config, embedder, None, method, options).search(question, top_k=6)
+
+    def ranked(result):
+        return [(c.chunk_id, round(c.score, 6)) for c in result.hops[0].chunks]
+
+    dropped = search("compose", ComposeOptions(stages="filter=rules:drop-words candidates=hybrid", candidate_k=6))
+    alone = search("metarag", MetaRAGOptions(search="hybrid", candidates=6, filter_words="drop"))
+    kept = search("compose", ComposeOptions(stages="filter=rules candidates=hybrid", candidate_k=6))
+    assert ranked(dropped) == ranked(alone) and ranked(dropped) != ranked(kept)   # the words left the query
+    assert dropped.diagnostic(FilterExtraction).keywords == "What did report about the Quantum Ledger pitch and " \
+                                                            "about Cobaltine?"
+    assert kept.diagnostic(FilterExtraction).keywords is None
+    assert dropped.params["candidates"]["filter_words"] == "drop" and "filter_words" not in kept.params["candidates"]
+    assert dropped.diagnostic(StageTrace).stages[0]["detail"] == (
+        "hybrid inside the rules filter, its words left out of the BM25 query, 6 chunks")
+    configured = replace(settings, option_sources=OptionSources({"metarag": {"filter_words": "drop"}}, {}, {}))
+    with pytest.raises(MhgraphError, match=r"^stage 'filter': the line keeps the filter's words in the BM25 query, "
+                                           r"but metarag's filter_words is configured as drop: write "
+                                           r"filter=rules:drop-words, or unset it$"):
+        search("compose", ComposeOptions(stages="filter=rules candidates=hybrid"), config=configured)
 
 
 def test_hybrid_depth_reaches_the_candidates_search(sample_graph, settings, embedder) -> None:

@@ -126,6 +126,25 @@ def test_rules_extractor_combines_sources_and_dates() -> None:
     assert RulesExtractor(NEWS, SPAN).extract("Which river floods in spring?").filter.is_empty
 
 
+def test_the_words_naming_a_filter_are_left_out_of_the_question() -> None:
+    from mhgraph.filters.words import FilterWords
+
+    words = FilterWords(NEWS, SPAN)
+    question = "Did The Verge report the recall before TechCrunch's story of November 6, 2023?"
+    found = RulesExtractor(NEWS, SPAN).extract(question).filter
+    assert words.left_out(question, found) == "Did report the recall before story of ?"
+    # a filter read elsewhere (a model, a reference file): only what it holds is left out; a date
+    # it does not admit dates something else
+    later = ("Did The Verge report the recall before TechCrunch's story of November 6, 2023, or after the December 18 "
+             "hearing?")
+    assert words.left_out(later, MetadataFilter(("TechCrunch",), day_to=date(2023, 11, 6))) == (
+        "Did The Verge report the recall before story of , or after the December 18 hearing?")
+    assert words.left_out(question, MetadataFilter()) == question
+    # a question that is all metadata keeps its words: a search needs a query
+    assert words.left_out("TechCrunch, October 7", MetadataFilter(("TechCrunch",), days=(date(2023, 10, 7),))) == \
+        "TechCrunch, October 7"
+
+
 # -- against the graph ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def sample_graph(driver, settings, server, embedder):

@@ -91,22 +91,36 @@ def test_index_and_exact_forms_agree_with_exact_cosine(graph, settings, embedder
         assert set(result.phases) == {"filter", "search", "rerank"} and result.params["filter_mode"] == mode
 
 
-@pytest.mark.parametrize(("keep", "depth"), [(8, None), (4, 12)], ids=["k", "deeper"])
-def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, settings, embedder, keep, depth) -> None:
+@pytest.mark.parametrize(("keep", "depth", "words"), [(8, None, "keep"), (4, 12, "keep"), (8, None, "drop")],
+                         ids=["k", "deeper", "drop-words"])
+def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, settings, embedder, keep, depth,
+                                                                  words) -> None:
     """--metarag-search hybrid: alpha x vector/best + (1 - alpha) x BM25/best over admitted chunks only,
-    each side's first K (or --hybrid-depth) fused before the best K are kept."""
+    each side's first K (or --hybrid-depth) fused before the best K are kept; with --filter-words drop
+    the BM25 side's query is the question without the words naming the filter's sources and dates."""
+    from mhgraph.filters.words import FilterWords
     from mhgraph.retrieval.bm25 import lucene_query
 
     found = FILTERS[0]
     question = "Which company recalled its Atlas Home robots over a battery fire risk?"
+    keywords = question
+    if words == "drop":   # one of the filter's sources repeats its own name in an article's text
+        question = ("Did Circuit Weekly and Global Finance Wire report between October 1 and December 31, 2023, "
+                    "that a company recalled its Atlas Home robots over a battery fire risk?")
+        keywords = ("Did and report between and , that a company recalled its Atlas Home robots over a battery "
+                    "fire risk?")
+        found = replace(found, day_from=date(2023, 10, 1), day_to=date(2023, 12, 31))
 
     def search(**kw):
+        filter_words = FilterWords.from_graph(graph, settings.neo4j_database, "sample") if words == "drop" else None
         return retriever(graph, settings, embedder, FixedFilter(found), search="hybrid", alpha=0.3,
-                         candidates=keep, **kw).search(question, top_k=keep)
+                         candidates=keep, filter_words=filter_words, **kw).search(question, top_k=keep)
 
     result = search(hybrid_depth=depth)
     assert result.params["search"] == "hybrid" and result.params["filter_mode"] == "exact"
     assert result.params.get("hybrid_depth") == depth
+    assert result.diagnostic(FilterExtraction).keywords == (keywords if words == "drop" else None)
+    assert result.params.get("filter_words") == ("drop" if words == "drop" else None)
     sides = depth or keep
     rows, _, _ = graph.execute_query("MATCH (c:Chunk {corpus: 'sample'}) RETURN c.id AS id, c.source AS s, "
                                      "c.published_at AS p, c.embedding AS e")
@@ -116,7 +130,7 @@ def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, setting
     cosine = sorted(((cid, (1 + float(q @ np.asarray(r["e"]))) / 2) for cid, r in admitted.items()),
                     key=lambda x: -x[1])[:sides]
     hits, _, _ = graph.execute_query("CALL db.index.fulltext.queryNodes('chunk_text_sample', $q) YIELD node, score "
-                                     "RETURN node.id AS id, score", q=lucene_query(question))
+                                     "RETURN node.id AS id, score", q=lucene_query(keywords))
     bm25 = [(h["id"], h["score"]) for h in hits if h["id"] in admitted][:sides]
     fused: dict[str, float] = {}
     for side, weight in ((cosine, 0.3), (bm25, 0.7)):
@@ -128,6 +142,10 @@ def test_hybrid_candidates_fuse_vector_and_bm25_inside_the_filter(graph, setting
     assert [c.score for c in chunks] == pytest.approx([score for _, score in expected], abs=1e-4)
     if depth:   # deeper sides change the scores of the chunks kept (the premise of the option)
         assert [c.score for c in chunks] != pytest.approx([c.score for c in search().hops[0].chunks], abs=1e-4)
+    if words == "drop":   # the outlet's name in the BM25 query would favour the article repeating it
+        kept = retriever(graph, settings, embedder, FixedFilter(found), search="hybrid", alpha=0.3,
+                         candidates=keep).search(question, top_k=keep)
+        assert [c.score for c in chunks] != pytest.approx([c.score for c in kept.hops[0].chunks], abs=1e-4)
 
 
 @pytest.mark.parametrize("kind", ["vector", "hybrid"])

@@ -4,7 +4,9 @@ they are written in; a stage left out takes its default (no filter, hybrid candi
 expansion, reciprocal rank fusion, no reranker).
 
 - filter: a metadata filter extractor of `metarag` (rules, llm, reference, gold); the candidates
-  are then searched inside the filter (metarag's filtered search; vector or hybrid candidates);
+  are then searched inside the filter (metarag's filtered search; vector or hybrid candidates).
+  `EXTRACTOR:drop-words` leaves the words naming the filter's sources and dates out of the hybrid
+  search's BM25 query (metarag's `filter_words`);
 - share: source, with a filter: each source the question's filter names searched apart for its
   share of the candidates (metarag's `per_source`), or none: one search inside the filter;
 - candidates: vector, bm25 or hybrid; `hybrid:N` fuses N deep, each side giving at least its
@@ -45,6 +47,7 @@ STAGES = ("filter", "share", "candidates", "expand", "fuse", "rerank", "balance"
 NONE = "none"
 ONLY_HYBRID = "only hybrid candidates fuse two searches: write {kind}, without a depth"
 ONLY_RERANK = "the chunks a reranker scores are given with one: write rerank=RERANKER:N"
+DROP_WORDS = "drop-words"
 
 
 class PipelineStages(BaseModel):
@@ -55,6 +58,8 @@ class PipelineStages(BaseModel):
     candidates: Literal["vector", "bm25", "hybrid"] = "hybrid"
     # hybrid:N, the hits each side of the hybrid search gives at least (None: the search's own)
     depth: PositiveInt | None = None
+    # EXTRACTOR:drop-words, the filter's words left out of the BM25 query (keep: the question whole)
+    filter_words: Literal["keep", "drop"] = "keep"
     expand: tuple[str, ...] = ()
     # (method, its ranking's weight in the fusion) for the methods written METHOD:W; pairs, not a
     # dict, so the frozen model stays hashable
@@ -85,6 +90,14 @@ class PipelineStages(BaseModel):
     def _depth_of_hybrid(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is not None and info.data.get("candidates") != "hybrid":
             raise ValueError(ONLY_HYBRID.format(kind=info.data.get("candidates")))
+        return value
+
+    @field_validator("filter_words")
+    @classmethod
+    def _words_of_a_keyword_search(cls, value: str, info: ValidationInfo) -> str:
+        if value == "drop" and info.data.get("candidates") != "hybrid":
+            raise ValueError(f"{DROP_WORDS} leaves the filter's words out of the hybrid search's BM25 query; "
+                             f"{info.data.get('candidates')} candidates have none: write candidates=hybrid")
         return value
 
     @field_validator("rerank_k")
@@ -127,7 +140,8 @@ class PipelineStages(BaseModel):
     def describe(self) -> str:
         """The canonical one-line form (what runs, every stage written out)."""
         expand = ",".join(self._expansion(n) for n in self.expand) or NONE
-        return " ".join([f"filter={self.filter or NONE}", *([f"share={self.share}"] if self.share else []),
+        words = f":{DROP_WORDS}" if self.filter_words == "drop" else ""
+        return " ".join([f"filter={self.filter or NONE}{words}", *([f"share={self.share}"] if self.share else []),
                          f"candidates={self.candidates}{f':{self.depth}' if self.depth else ''}", f"expand={expand}",
                          f"fuse={self.fuse}", f"rerank={self._written_reranker()}",
                          *([f"balance={self.balance}"] if self.balance else []),
@@ -160,6 +174,16 @@ def _expansions(value: str) -> dict[str, object]:
                 raise MhgraphError(f"stage 'expand': the weight of {name} must be from 0 to 1, got '{written}'")
             weights.append((name, weight))
     return {"expand": tuple(names), "expand_weights": tuple(weights)}
+
+
+def _filter(value: str) -> dict[str, object]:
+    """`filter`'s value (EXTRACTOR or EXTRACTOR:drop-words) as the model's two fields."""
+    name, sep, words = value.partition(":")
+    if not sep:
+        return {"filter": name}
+    if words != DROP_WORDS:
+        raise MhgraphError(f"stage 'filter': write EXTRACTOR or EXTRACTOR:{DROP_WORDS}, got '{value}'")
+    return {"filter": name, "filter_words": "drop"}
 
 
 def _candidates(value: str) -> dict[str, object]:
@@ -207,6 +231,8 @@ def parse_stages(text: str) -> PipelineStages:
             values[stage] = () if stage == "expand" else None
         elif stage == "expand":
             values.update(_expansions(value))
+        elif stage == "filter":
+            values.update(_filter(value))
         elif stage == "candidates":
             values.update(_candidates(value))
         elif stage == "rerank":
@@ -218,7 +244,8 @@ def parse_stages(text: str) -> PipelineStages:
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "?"
-        stage = {"expand_weights": "expand", "depth": "candidates", "rerank_k": "rerank"}.get(field, field)
+        stage = {"expand_weights": "expand", "depth": "candidates", "rerank_k": "rerank",
+                 "filter_words": "filter"}.get(field, field)
         message = error["msg"]
         if message.startswith("Value error, "):
             raise MhgraphError(f"stage '{stage}': {message.removeprefix('Value error, ')}") from None

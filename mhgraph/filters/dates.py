@@ -103,18 +103,33 @@ def _cue(question: str, start: int) -> str:
     return max(cues)[1] if cues else ""
 
 
-def mentions(question: str, span: tuple[date, date] | None = None) -> list[_Mention]:
-    matches = list(DATE.finditer(question))
-    # once one date is a publication date, the question dates articles: every date counts
-    if not any(PUBLICATION.search(question[max(0, m.start() - PUBLICATION_WINDOW):m.start()]) for m in matches):
-        return []
+@dataclass(frozen=True)
+class DateExpression:
+    """A date written in a text: where, and the days it names (one, or a month's)."""
+
+    start: int
+    end: int
+    first: date
+    last: date
+
+
+def expressions(text: str, span: tuple[date, date] | None = None) -> list[DateExpression]:
+    """Every date `text` writes that parses, in text order, whatever it dates."""
     found = []
-    for m in matches:
+    for m in DATE.finditer(text):
         kind = m.lastgroup
         parsed = _parse(m.group(kind), kind != "my", span)
         if parsed is not None:
-            found.append(_Mention(m.start(), parsed[0], parsed[1], _cue(question, m.start())))
+            found.append(DateExpression(m.start(), m.end(), *parsed))
     return found
+
+
+def mentions(question: str, span: tuple[date, date] | None = None) -> list[_Mention]:
+    # once one date is a publication date, the question dates articles: every date counts
+    if not any(PUBLICATION.search(question[max(0, m.start() - PUBLICATION_WINDOW):m.start()])
+               for m in DATE.finditer(question)):
+        return []
+    return [_Mention(e.start, e.first, e.last, _cue(question, e.start)) for e in expressions(question, span)]
 
 
 def date_condition(question: str, span: tuple[date, date] | None = None) -> DateCondition:

@@ -38,6 +38,7 @@ class FilterExtraction(Diagnostics):
     fallback: bool                       # no usable filter: the search ran unfiltered
     extractor: str = ""
     candidates_found: int | None = None  # chunks the filtered search found (metarag)
+    keywords: str | None = None          # the BM25 query, where the filter's words were left out of it
 
     @property
     def filter(self) -> MetadataFilter:
@@ -45,13 +46,15 @@ class FilterExtraction(Diagnostics):
 
     def to_json(self) -> dict[str, Any]:
         return {"extraction": self.extraction.to_json(), "fallback": self.fallback,
-                **({"candidates_found": self.candidates_found} if self.candidates_found is not None else {})}
+                **({"candidates_found": self.candidates_found} if self.candidates_found is not None else {}),
+                **({"keywords": self.keywords} if self.keywords is not None else {})}
 
     def lines(self, result: RetrievalResult, width: int) -> list[str]:
         e = self.extraction
         return [f"filter ({self.extractor}): {e.filter.to_json() or 'none, unfiltered search'}"
                 + (f"; dropped: {', '.join(e.dropped)}" if e.dropped else "")
-                + (f"; {e.failure}" if e.failure else "")]
+                + (f"; {e.failure}" if e.failure else "")] \
+            + ([f"keyword query without the filter's words: {self.keywords}"] if self.keywords is not None else [])
 
     @classmethod
     def summarise(cls, records: Mapping[str, "FilterExtraction"], run: RunContext) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from mhgraph import cypher
 from mhgraph.compose.diagnostics import StageTrace
 from mhgraph.compose.diversity import in_turn, per_document
 from mhgraph.compose.fusion import fuse
-from mhgraph.compose.stages import PipelineStages, parse_stages
+from mhgraph.compose.stages import DROP_WORDS, PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.graph.documents import warn_if_changed
@@ -51,7 +51,7 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-depth-multihop-rag.md and, for the reranker
+# pipelines shipped by name (bench/results/compose-words-multihop-rag.md and, for the reranker
 # scoring all 30 candidates, compose-pool-multihop-rag.md say how each was chosen): training-free,
 # the pipeline chosen 5-fold by question on MultiHop-RAG's development split among the
 # training-free pipelines that may ship (no stage that calls a language model when one is
@@ -60,7 +60,7 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md)
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
-PRESETS: dict[str, str] = {"training-free": "filter=rules share=source candidates=hybrid:200",
+PRESETS: dict[str, str] = {"training-free": "filter=rules:drop-words share=source candidates=hybrid:200",
                            "in-domain": "filter=rules share=source candidates=hybrid:200 "
                                         f"rerank={IN_DOMAIN_RERANKER}:30"}
 
@@ -181,6 +181,7 @@ class ComposedRetriever(Retriever):
     def _candidate_detail(self) -> str:
         where = f" inside the {self.stages.filter} filter" if self.stages.filter and not self.note else ""
         where += ", each source it names apart" if where and self.stages.share else ""
+        where += ", its words left out of the BM25 query" if where and self.stages.filter_words == "drop" else ""
         depth = f" (fused {self.stages.depth} deep)" if self.stages.depth else ""
         return f"{self.stages.candidates}{depth}{where}, {self.candidate_k} chunks"
 
@@ -194,7 +195,9 @@ class ComposedRetriever(Retriever):
 
 
 class ComposeOptions(MethodOptions):
-    stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor), share (source: "
+    stages: str = option(DEFAULT_STAGES, "The pipeline: STAGE=VALUE for filter (a metarag extractor; "
+                                         "EXTRACTOR:drop-words leaves the words naming its sources and dates out "
+                                         "of the BM25 query), share (source: "
                                          "each source the filter names searched apart for its share of the "
                                          "candidates), candidates (vector, bm25, hybrid; hybrid:N fuses N deep), "
                                          "expand (methods, comma-separated; METHOD:W gives one its fusion weight "
@@ -269,9 +272,11 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
             raise MhgraphError("stage 'filter': the filtered search takes vector or hybrid candidates, not bm25")
         metarag = registry.options_for(settings, "metarag")
         _same_depth(stages, metarag.hybrid_depth if stages.candidates == "hybrid" else None)
+        _same_words(stages, metarag.filter_words)
         metarag = metarag.model_copy(update={
             "filter_extractor": stages.filter, "search": stages.candidates, "candidates": options.candidate_k,
-            "per_source": stages.share == "source", "hybrid_depth": stages.depth, "rerank": False})
+            "per_source": stages.share == "source", "hybrid_depth": stages.depth,
+            "filter_words": stages.filter_words, "rerank": False})
         candidates = registry.build_retriever("metarag", g, settings, metarag, **components)
     else:
         own = registry.options_for(settings, stages.candidates)
@@ -310,6 +315,16 @@ def _same_depth(stages: PipelineStages, configured: int | None) -> None:
         written = f"hybrid:{stages.depth}" if stages.depth else "hybrid"
         raise MhgraphError(f"stage 'candidates': the line says {written}, but a hybrid depth of {configured} is "
                            f"configured: write candidates=hybrid:{configured}, or unset it")
+
+
+def _same_words(stages: PipelineStages, configured: str) -> None:
+    """The line says whether the filter's words leave the BM25 query, as it says a depth: metarag's
+    filter_words set to drop elsewhere (--filter-words, the config file) under a line that keeps
+    them is a one-line error, not a setting silently ignored."""
+    if configured == "drop" and stages.filter_words != "drop":
+        raise MhgraphError(f"stage 'filter': the line keeps the filter's words in the BM25 query, but metarag's "
+                           f"filter_words is configured as drop: write filter={stages.filter}:{DROP_WORDS}, "
+                           "or unset it")
 
 
 def _scored(stages: PipelineStages, configured: int | None) -> int:

@@ -11,7 +11,10 @@
    admitted chunks by vector and BM25 scores fused linearly (alpha x vector + (1 - alpha) x BM25,
    each normalised by its best), the vector side scored exactly. Each side fuses its first K hits
    (neo4j-graphrag's fulltext side), or its first `hybrid_depth` (an mhgraph option), so that a
-   chunk just past one side's K still gets that side's score.
+   chunk just past one side's K still gets that side's score. With filter_words "drop" (an
+   mhgraph option) the BM25 side's query leaves out the words that name the filter's sources and
+   dates (mhgraph/filters/words.py): inside the filter they only favour chunks whose text repeats
+   an outlet's name or a date. The vector side reads the whole question.
    With per_source (an mhgraph option) a filter naming several sources is searched once per
    source, each for its share of the K (K / sources, rounded up), and the shares merged by score,
    at most K; the places a source leaves empty go to the other sources' next chunks.
@@ -38,6 +41,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.filters.extractors import EXTRACTORS, FilterExtractor, build_extractor
 from mhgraph.filters.model import MetadataFilter
+from mhgraph.filters.words import FilterWords
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.documents import warn_if_changed
 from mhgraph.graph.schema import VECTOR_INDEX, fulltext_index
@@ -92,7 +96,8 @@ class MetaRAGRetriever(Retriever):
                  capabilities: Capabilities, database: str | None = None, *, corpus: str, search_ratio: int,
                  mode: str = "index", candidates: int = DEFAULT_CANDIDATES, reranker: Reranker | None = None,
                  search: str = "vector", alpha: float = 0.5, rerank_weight: float | None = None,
-                 per_source: bool = False, hybrid_depth: int | None = None) -> None:
+                 per_source: bool = False, hybrid_depth: int | None = None,
+                 filter_words: FilterWords | None = None) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
         if mode == "index" and not capabilities.search_clause:
@@ -111,6 +116,8 @@ class MetaRAGRetriever(Retriever):
         self.alpha = alpha
         self.per_source = per_source
         self.hybrid_depth = hybrid_depth if search == "hybrid" else None
+        # the words naming the filter, left out of the BM25 query (None: kept, as the original)
+        self.filter_words = filter_words if search == "hybrid" else None
         self.rerank_weight = fusion_weight(reranker, rerank_weight)
         self.unfiltered = cypher.load("retrieval/vector_search" if capabilities.search_clause
                                       else "retrieval/vector_query_nodes")
@@ -120,7 +127,8 @@ class MetaRAGRetriever(Retriever):
         depth = {"hybrid_depth": self.hybrid_depth} if self.hybrid_depth else {}
         hybrid = {"search": "hybrid", "alpha": self.alpha, **depth} if self.search_kind == "hybrid" else {}
         return {"corpus": self.corpus, "filter_extractor": self.extractor.name,
-                "filter_mode": "exact" if hybrid else self.mode, **hybrid, "candidates": self.candidates,
+                "filter_mode": "exact" if hybrid else self.mode, **hybrid,
+                **({"filter_words": "drop"} if self.filter_words else {}), "candidates": self.candidates,
                 "search_ratio": self.search_ratio, **({"per_source": True} if self.per_source else {}),
                 "reranker": self.reranker.name if self.reranker else None,
                 **({"rerank_weight": self.rerank_weight} if self.reranker and self.rerank_weight < 1 else {})}
@@ -137,10 +145,11 @@ class MetaRAGRetriever(Retriever):
         fetch = max(self.candidates, top_k)
         filt = extraction.filter
         fallback = filt.is_empty
+        keywords = self.filter_words.left_out(question, filt) if self.filter_words and not fallback else question
         if self.per_source and len(filt.sources) >= 2:
-            records = self._shares(question, embedding, filt, fetch)
+            records = self._shares(keywords, embedding, filt, fetch)
         else:
-            records = self._search(question, embedding, filt, fetch)
+            records = self._search(keywords, embedding, filt, fetch)
         chunks = to_chunks(records)
         search_s = time.perf_counter() - t0
         rerank_s = 0.0
@@ -151,12 +160,13 @@ class MetaRAGRetriever(Retriever):
         seconds = time.perf_counter() - started
         hop = Hop(index=1, chunks=chunks, query=question, filters=None if fallback else filt.to_json(),
                   seconds=seconds)
-        found = FilterExtraction(extraction, fallback, self.extractor.name, candidates_found=len(records))
+        found = FilterExtraction(extraction, fallback, self.extractor.name, candidates_found=len(records),
+                                 keywords=keywords if keywords != question else None)
         return RetrievalResult(question, self.name, [hop], params={"top_k": top_k, **self.params}, seconds=seconds,
                                phases={"filter": filter_s, "search": search_s, "rerank": rerank_s},
                                diagnostics=(found,))
 
-    def _shares(self, question: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
+    def _shares(self, keywords: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
         """Each source `filt` names searched apart for its share of `fetch` (rounded up; hybrid scores
         normalised by that source's best), so one source's chunks cannot take every place. The places
         a source leaves empty (its filter admits fewer) go to the other sources' next chunks, by score.
@@ -165,7 +175,7 @@ class MetaRAGRetriever(Retriever):
             return sorted(records, key=lambda r: (-r["score"], r["chunk_id"]))
 
         share = -(-fetch // len(filt.sources))
-        found = {name: self._search(question, embedding, replace(filt, sources=(name,)), share)
+        found = {name: self._search(keywords, embedding, replace(filt, sources=(name,)), share)
                  for name in filt.sources}
         kept = by_score([r for records in found.values() for r in records])[:fetch]
         empty = fetch - len(kept)
@@ -173,19 +183,20 @@ class MetaRAGRetriever(Retriever):
             full = [name for name, records in found.items() if len(records) == share]
             held = {r["chunk_id"] for r in kept}
             more = [r for name in full
-                    for r in self._search(question, embedding, replace(filt, sources=(name,)), share + empty)
+                    for r in self._search(keywords, embedding, replace(filt, sources=(name,)), share + empty)
                     if r["chunk_id"] not in held]
             kept += by_score(more)[:empty]
         return by_score(kept)
 
-    def _search(self, question: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
-        """The `fetch` chunks `filt` admits (every chunk when it is empty), best first."""
+    def _search(self, keywords: str, embedding: Any, filt: MetadataFilter, fetch: int) -> list[Any]:
+        """The `fetch` chunks `filt` admits (every chunk when it is empty), best first; `keywords` is
+        the hybrid search's BM25 query (the question, or it without the filter's words)."""
         common = {"embedding": embedding, "corpus": self.corpus, "top_k": fetch,
                   "candidates": fetch * self.search_ratio}
         if self.search_kind == "hybrid":   # the filter as the exact form takes it (null: no condition)
             query = cypher.load("retrieval/metarag_hybrid")
             params = {**filter_query(filt, "exact")[1], "alpha": self.alpha, "index": fulltext_index(self.corpus),
-                      "query": lucene_query(question), "depth": max(fetch, self.hybrid_depth or fetch)}
+                      "query": lucene_query(keywords), "depth": max(fetch, self.hybrid_depth or fetch)}
         elif filt.is_empty:
             query, params = self.unfiltered, {}
         else:
@@ -235,6 +246,11 @@ class MetaRAGOptions(MethodOptions):
     per_source: bool = option(
         False, "A question whose filter names several sources: each searched apart for its share of the K "
         "candidates (an mhgraph option; off: one search inside the filter, as the original).", flag="--per-source")
+    filter_words: Literal["keep", "drop"] = option(
+        "keep", "With hybrid candidates: the words naming the filter's sources and dates kept in the BM25 query "
+        "(keep, as the original) or left out (drop, an mhgraph option: inside the filter they only favour chunks "
+        "whose text repeats an outlet's name or a date). The vector side reads the whole question.",
+        flag="--filter-words")
 
     @property
     def reranker_name(self) -> str | None:
@@ -254,11 +270,14 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {options.reranker_name}",
                         getattr(reranker, "corpus_facts", None))
+    words = None
+    if options.filter_words == "drop" and options.search == "hybrid":
+        words = FilterWords.from_graph(g.driver, g.database, g.corpus)
     return MetaRAGRetriever(g.driver, ctx.embedder, extractor, g.capabilities, g.database, corpus=g.corpus,
                             search_ratio=ctx.settings.vector_search_ratio, mode=options.filter_mode,
                             candidates=options.candidates, reranker=reranker, search=options.search,
                             alpha=options.alpha, rerank_weight=options.rerank_weight, per_source=options.per_source,
-                            hybrid_depth=options.hybrid_depth)
+                            hybrid_depth=options.hybrid_depth, filter_words=words)
 
 
 METHOD = MethodSpec(

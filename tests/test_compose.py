@@ -49,6 +49,8 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("filter=regex", "stage 'filter': unknown filter extractor 'regex' (extractors: rules, llm, reference, gold)"),
     ("filter=rules:words", "stage 'filter': write EXTRACTOR or EXTRACTOR:drop-words, got 'rules:words'"),
     ("filter=regex:drop-words", "stage 'filter': unknown filter extractor 'regex'"),
+    ("filter=none:drop-words", "stage 'filter': drop-words needs an extractor: write filter=EXTRACTOR:drop-words"),
+    ("filter=:drop-words", "stage 'filter': drop-words needs an extractor: write filter=EXTRACTOR:drop-words"),
     ("filter=rules:drop-words candidates=vector", ("stage 'filter': drop-words leaves the filter's words out of the "
                                                    "hybrid search's BM25 query; vector candidates have none")),
     ("candidates=dense", "stage 'candidates': Input should be 'vector', 'bm25' or 'hybrid', got 'dense'"),
@@ -480,13 +482,21 @@ def test_dropped_filter_words_reach_the_candidates_search(sample_graph, settings
     def ranked(result):
         return [(c.chunk_id, round(c.score, 6)) for c in result.hops[0].chunks]
 
+    keywords = "What did report about the Quantum Ledger pitch and about Cobaltine?"
+    for share in ("", " share=source"):   # one search inside the filter, and each source apart
+        dropped = search("compose", ComposeOptions(stages=f"filter=rules:drop-words{share} candidates=hybrid",
+                                                   candidate_k=6))
+        alone = search("metarag", MetaRAGOptions(search="hybrid", candidates=6, filter_words="drop",
+                                                 per_source=bool(share)))
+        kept = search("compose", ComposeOptions(stages=f"filter=rules{share} candidates=hybrid", candidate_k=6))
+        assert ranked(dropped) == ranked(alone) and ranked(dropped) != ranked(kept), share   # the words left
+        found = dropped.diagnostic(FilterExtraction)
+        assert found.keywords == keywords and found.to_json()["keywords"] == keywords
+        assert f"keyword query without the filter's words: {keywords}" in found.lines(dropped, 100)
+        assert kept.diagnostic(FilterExtraction).keywords is None and "keywords" not in \
+            kept.diagnostic(FilterExtraction).to_json()
     dropped = search("compose", ComposeOptions(stages="filter=rules:drop-words candidates=hybrid", candidate_k=6))
-    alone = search("metarag", MetaRAGOptions(search="hybrid", candidates=6, filter_words="drop"))
     kept = search("compose", ComposeOptions(stages="filter=rules candidates=hybrid", candidate_k=6))
-    assert ranked(dropped) == ranked(alone) and ranked(dropped) != ranked(kept)   # the words left the query
-    assert dropped.diagnostic(FilterExtraction).keywords == "What did report about the Quantum Ledger pitch and " \
-                                                            "about Cobaltine?"
-    assert kept.diagnostic(FilterExtraction).keywords is None
     assert dropped.params["candidates"]["filter_words"] == "drop" and "filter_words" not in kept.params["candidates"]
     assert dropped.diagnostic(StageTrace).stages[0]["detail"] == (
         "hybrid inside the rules filter, its words left out of the BM25 query, 6 chunks")
@@ -495,6 +505,9 @@ def test_dropped_filter_words_reach_the_candidates_search(sample_graph, settings
                                            r"but metarag's filter_words is configured as drop: write "
                                            r"filter=rules:drop-words, or unset it$"):
         search("compose", ComposeOptions(stages="filter=rules candidates=hybrid"), config=configured)
+    # vector candidates have no BM25 query: the setting has nothing to do there, as a hybrid depth has not
+    assert search("compose", ComposeOptions(stages="filter=rules candidates=vector", candidate_k=6),
+                  config=configured).hops[0].chunks
 
 
 def test_hybrid_depth_reaches_the_candidates_search(sample_graph, settings, embedder) -> None:

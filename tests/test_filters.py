@@ -140,6 +140,10 @@ def test_the_words_naming_a_filter_are_left_out_of_the_question() -> None:
     assert words.left_out(later, MetadataFilter(("TechCrunch",), day_to=date(2023, 11, 6))) == (
         "Did The Verge report the recall before story of , or after the December 18 hearing?")
     assert words.left_out(question, MetadataFilter()) == question
+    # a date inside a source's name leaves with it (spans that overlap leave as one)
+    dated = FilterWords(SourceCatalog(("October 2023 Review",)), SPAN)
+    month = MetadataFilter(("October 2023 Review",), day_from=date(2023, 10, 1), day_to=date(2023, 10, 31))
+    assert dated.left_out("Did the October 2023 Review say so?", month) == "Did the say so?"
     # a question that is all metadata keeps its words: a search needs a query
     assert words.left_out("TechCrunch, October 7", MetadataFilter(("TechCrunch",), days=(date(2023, 10, 7),))) == \
         "TechCrunch, October 7"

@@ -7,8 +7,9 @@ chunks whose text happens to repeat an outlet's name or a date. A self-querying 
 question the same way, into a structured filter and the text left for the search.
 
 The words are found in the question's own text whatever extractor read the filter (rules, a
-model, a reference file): the places the corpus's source names are written (SourceCatalog.spans)
-where the filter holds that source, and the date expressions whose days the filter's dates admit.
+model, a reference file): the places the corpus's source names are written as names, with a
+capital, as the rules find them (SourceCatalog.spans; "a fortune" names no outlet), where the
+filter holds that source, and the date expressions whose days the filter's dates admit.
 """
 
 from __future__ import annotations
@@ -55,9 +56,9 @@ class FilterWords:
         kept: list[str] = []
         at = 0
         for start, end in self.spans(question, filt):
-            if start >= at:    # a date inside a source's name is already gone
+            if start > at:
                 kept.append(question[at:start])
-                at = end
+            at = max(at, end)    # spans that overlap (a date inside a source's name) leave as one
         kept.append(question[at:])
         text = " ".join("".join(kept).split())
         return text if any(c.isalnum() for c in text) else question

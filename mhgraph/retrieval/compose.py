@@ -272,7 +272,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
             raise MhgraphError("stage 'filter': the filtered search takes vector or hybrid candidates, not bm25")
         metarag = registry.options_for(settings, "metarag")
         _same_depth(stages, metarag.hybrid_depth if stages.candidates == "hybrid" else None)
-        _same_words(stages, metarag.filter_words)
+        _same_words(stages, metarag.filter_words if stages.candidates == "hybrid" else "keep")
         metarag = metarag.model_copy(update={
             "filter_extractor": stages.filter, "search": stages.candidates, "candidates": options.candidate_k,
             "per_source": stages.share == "source", "hybrid_depth": stages.depth,

@@ -100,7 +100,8 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         == "bm25"
     # the in-domain preset: the k-fold cross-encoder where 'mhgraph reranker export' puts it
     assert ComposeOptions(stages="in-domain").pipeline.describe() == \
-        "filter=rules share=source candidates=hybrid:200 expand=none fuse=rrf rerank=kfold:models/reranker-onnx:30"
+        "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf " \
+        "rerank=kfold:models/reranker-onnx:30"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):

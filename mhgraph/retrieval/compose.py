@@ -51,8 +51,8 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-words-multihop-rag.md and, for the reranker
-# scoring all 30 candidates, compose-pool-multihop-rag.md say how each was chosen): training-free,
+# pipelines shipped by name (bench/results/compose-words-multihop-rag.md says how each was chosen;
+# compose-pool-multihop-rag.md why the reranker scores all 30 candidates): training-free,
 # the pipeline chosen 5-fold by question on MultiHop-RAG's development split among the
 # training-free pipelines that may ship (no stage that calls a language model when one is
 # configured); in-domain, the one chosen the same way among the in-domain ones: the cross-encoder
@@ -61,7 +61,7 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
 PRESETS: dict[str, str] = {"training-free": "filter=rules:drop-words share=source candidates=hybrid:200",
-                           "in-domain": "filter=rules share=source candidates=hybrid:200 "
+                           "in-domain": "filter=rules:drop-words share=source candidates=hybrid:200 "
                                         f"rerank={IN_DOMAIN_RERANKER}:30"}
 
 

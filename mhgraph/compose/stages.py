@@ -96,7 +96,7 @@ class PipelineStages(BaseModel):
     @classmethod
     def _words_of_a_keyword_search(cls, value: str, info: ValidationInfo) -> str:
         if value == "drop" and info.data.get("filter") is None:
-            raise ValueError(f"{DROP_WORDS} leaves out the words naming a filter: write filter=EXTRACTOR:{DROP_WORDS}")
+            raise ValueError(f"{DROP_WORDS} needs an extractor: write filter=EXTRACTOR:{DROP_WORDS}")
         if value == "drop" and info.data.get("candidates") != "hybrid":
             raise ValueError(f"{DROP_WORDS} leaves the filter's words out of the hybrid search's BM25 query; "
                              f"{info.data.get('candidates')} candidates have none: write candidates=hybrid")
@@ -183,11 +183,10 @@ def _filter(value: str) -> dict[str, object]:
     name, sep, words = value.partition(":")
     if not sep:
         return {"filter": name}
-    if name in ("", NONE):
-        raise MhgraphError(f"stage 'filter': {DROP_WORDS} needs an extractor: write filter=EXTRACTOR:{DROP_WORDS}")
     if words != DROP_WORDS:
         raise MhgraphError(f"stage 'filter': write EXTRACTOR or EXTRACTOR:{DROP_WORDS}, got '{value}'")
-    return {"filter": name, "filter_words": "drop"}
+    # none:drop-words (or :drop-words) is no filter: the model says the words need an extractor
+    return {"filter": None if name in ("", NONE) else name, "filter_words": "drop"}
 
 
 def _candidates(value: str) -> dict[str, object]:

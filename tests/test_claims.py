@@ -54,6 +54,20 @@ def test_targets_and_topics_with_several_entities(extractor) -> None:
     assert extractor.extract("She said the deal closed on Friday for $3 billion.") == []
 
 
+def test_topics_hold_a_content_word(extractor) -> None:
+    def topics(text: str) -> list[str | None]:
+        return [c.topic for c in extractor.extract(text)]
+
+    # past a verb with nothing of its own ("be", "go"), the topic is the preposition's object
+    assert topics("Maya Okafor went on trial in Boston on Monday.") == ["trial"]
+    assert topics("Veltrix Robotics is unable to ship 4,000 robots.") == ["unable"]   # the complement alone
+    assert topics("Veltrix Robotics recalled 62,000 robots.") == ["robots"]
+    assert topics("Veltrix Robotics slipped in 2023.") == ["slip"]
+    # nothing said of the target but "be" or a pronoun: a claim without a topic, not the Topic "be"
+    assert topics("Harbor Bank was there in 2020.") == [None]
+    assert topics("Veltrix Robotics has it in 2023.") == [None]
+
+
 def test_name_keys_merge_spellings() -> None:
     assert name_key("The Verge's") == name_key("the verge") == "verge"
     assert name_key("Veltrix Robotics, Inc.") == name_key("VELTRIX ROBOTICS") == "veltrix robotics"
@@ -69,7 +83,8 @@ TWO_ARTICLES = [
     {"title": "Veltrix shares tumble", "author": "B. Writer", "source": "Global Finance Wire",
      "published_at": "2023-10-04T10:00:00+00:00", "category": "business", "url": "https://example.org/2",
      "body": "Veltrix Robotics lost $1.2 billion in market value on Wednesday. Analysts at Harbor Bank cut their "
-             "target for Veltrix Robotics to $40. It expects a second-quarter loss of $85 million."},
+             "target for Veltrix Robotics to $40. It expects a second-quarter loss of $85 million. Harbor Bank was "
+             "there in 2020."},
 ]
 
 
@@ -92,7 +107,7 @@ def two_articles(empty_graph, settings, embedder, tmp_path):
 
 def _graph_claims(driver, database):
     records = driver.execute_query(
-        "MATCH (c:Chunk)-[:HAS_CLAIM]->(k:Claim)-[:TARGETS]->(t:Target), (k)-[:ABOUT]->(p:Topic) "
+        "MATCH (c:Chunk)-[:HAS_CLAIM]->(k:Claim)-[:TARGETS]->(t:Target) OPTIONAL MATCH (k)-[:ABOUT]->(p:Topic) "
         "RETURN k.id AS id, k.text AS text, t.name AS target, p.name AS topic, c.id AS chunk ORDER BY id",
         database_=database).records
     return [r.data() for r in records]
@@ -112,6 +127,11 @@ def test_build_writes_claims_bridges_and_is_idempotent(two_articles, settings, e
         "RETURN count(DISTINCT k.document_id) AS documents, count(k) AS claims", database_=db).records[0]
     assert veltrix["documents"] == 2 and veltrix["claims"] >= 4
     assert "Veltrix Robotics expects a second-quarter loss of $85 million." in {c["text"] for c in stored}
+    # a claim whose sentence names no topic targets its entity and is about no Topic
+    assert {"text": "Harbor Bank was there in 2020.", "topic": None, "target": "Harbor Bank"}.items() \
+        <= next(c for c in stored if c["text"].startswith("Harbor Bank was")).items()
+    topics = {c["topic"] for c in stored if c["topic"] is not None}
+    assert first.topics == len(topics) and None not in {c["target"] for c in stored}
     # claims are embedded with the corpus's model, in a vector index
     dims = two_articles.execute_query("MATCH (k:Claim) RETURN size(k.embedding) AS n LIMIT 1",
                                       database_=db).records[0]["n"]
@@ -229,7 +249,7 @@ def test_claims_build_command_on_the_sample(settings, empty_graph, tmp_path) -> 
     env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
     ingested = run_cli(settings, "ingest", "--no-progress", "--claims", env=env)   # the layer at ingest
     assert ingested.returncode == 0, ingested.stderr
-    assert "claims of corpus 'sample' by offline claim extractor (spaCy, no language model)" in ingested.stdout
+    assert "claims of corpus 'sample' by offline claim extractor v2 (spaCy, no language model)" in ingested.stdout
     assert "bridges" in ingested.stdout and "into near-duplicate names (cosine >= 0.80)" in ingested.stdout
     stored = int(re.search(r"claims +(\d+) \(", ingested.stdout).group(1))
     assert stored > 0

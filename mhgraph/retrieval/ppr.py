@@ -95,8 +95,8 @@ class PPRRetriever(Retriever):
         offset = len(self.graph.chunk_ids)
         for f in facts:
             for key in ("topic", "target"):
-                node = self.graph.index.get(f[key])
-                if node is None:     # a name added after the graph was read
+                node = self.graph.index.get(f[key]) if f[key] is not None else None
+                if node is None:     # a claim without a topic, or a name added after the graph was read
                     continue
                 holders = max(self.graph.chunks_of_name[node - offset], 1.0)
                 total[node] = total.get(node, 0.0) + float(f["score"]) / holders

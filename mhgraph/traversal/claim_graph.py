@@ -6,7 +6,8 @@ each Claim (a topic, a target and the sentence joining them) the triple. So the 
 corpus's Chunks, Topics and Targets, and the undirected edges, as in HippoRAG 2:
 
 - chunk - name, weight 1, for each name a claim of the chunk is about or targets ("contains");
-- topic - target, weight the number of claims joining them (the triple's subject - object edge);
+- topic - target, weight the number of claims joining them (the triple's subject - object edge;
+  a claim without a topic gives its chunk - target edge alone);
 - name - name, weight the cosine similarity, for each SYNONYM edge (mhgraph/claims/synonyms.py).
 
 Claims themselves are not nodes: they seed the walk (ppr.py). The graph is read from Neo4j in two
@@ -87,13 +88,17 @@ class ClaimGraph:
         chunk_index: dict[str, int] = {}
         name_index: dict[str, int] = {}
         names: list[tuple[str, str, str]] = []
-        triples: list[tuple[int, int, int]] = []   # (chunk, topic, target) per claim
+        # (chunk, topic, target) per claim; topic None for a claim without one
+        triples: list[tuple[int, int | None, int]] = []
         for r in claims:
             c = chunk_index.setdefault(r["chunk"], len(chunk_index))
-            if r["topic"] is None:       # a chunk without claims: a node without edges
+            if r["target"] is None:      # a chunk without claims: a node without edges
                 continue
-            ends = []
+            ends: list[int | None] = []
             for label, key, name in (("Topic", "topic", "topic_name"), ("Target", "target", "target_name")):
+                if r[key] is None:
+                    ends.append(None)
+                    continue
                 if r[key] not in name_index:
                     name_index[r[key]] = len(names)
                     names.append((r[key], label, r[name]))
@@ -103,9 +108,12 @@ class ClaimGraph:
         contains: set[tuple[int, int]] = set()
         joins: dict[tuple[int, int], float] = {}
         for c, topic, target in triples:
-            p, t = chunks + topic, chunks + target
-            contains.update(((c, p), (c, t)))
-            joins[(p, t)] = joins.get((p, t), 0.0) + 1.0
+            t = chunks + target
+            contains.add((c, t))
+            if topic is not None:
+                p = chunks + topic
+                contains.add((c, p))
+                joins[(p, t)] = joins.get((p, t), 0.0) + 1.0
         similar = {(chunks + name_index[r["a"]], chunks + name_index[r["b"]]): float(r["score"])
                    for r in synonyms if r["a"] in name_index and r["b"] in name_index}
         pairs = [*((a, b, 1.0) for a, b in contains), *((a, b, w) for (a, b), w in joins.items()),

@@ -63,6 +63,10 @@ def test_topics_hold_a_content_word(extractor) -> None:
     assert topics("Veltrix Robotics is unable to ship 4,000 robots.") == ["unable"]   # the complement alone
     assert topics("Veltrix Robotics recalled 62,000 robots.") == ["robots"]
     assert topics("Veltrix Robotics slipped in 2023.") == ["slip"]
+    # a verb of its own is the topic before where or when: no Topic "wednesday" or "october"
+    assert topics("Veltrix Robotics fell 5% on Wednesday.") == ["fall"]
+    assert topics("Maya Okafor spoke in Boston in October.") == ["speak"]
+    assert topics("Harbor Bank was in trouble on Wednesday.") == ["trouble"]
     # nothing said of the target but "be" or a pronoun: a claim without a topic, not the Topic "be"
     assert topics("Harbor Bank was there in 2020.") == [None]
     assert topics("Veltrix Robotics has it in 2023.") == [None]

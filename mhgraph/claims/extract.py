@@ -18,11 +18,12 @@ bridge-topic (what it is about) and a bridge-target (the entity it is about).
      event, work, law, group);
   5. the topic is what the sentence says of the target: the head of a subject that is not the
      target, with the main verb ("share slide" in "Its shares slid"), else the main verb's object
-     or complement phrase, else the object of its preposition ("trial" in "X went on trial"),
-     else the main verb, in lower case without determiners or numbers; for reported speech
-     ("X said ..."), of the clause reported. A topic holds a content word (alphabetic, not a stop
-     word): a topic joins the claims that share it, and "be", "it" or "’" would join thousands
-     that share nothing. A sentence with none ("Hill is up.") gives a claim without a topic.
+     or complement phrase, else the main verb; a verb with nothing of its own ("be", "go") gives
+     way to the object of its preposition ("trial" in "X went on trial"; not a date or number).
+     In lower case without determiners or numbers; for reported speech ("X said ..."), of the
+     clause reported. A topic holds a content word (alphabetic, not a stop word): a topic joins
+     the claims that share it, and "be", "it" or "’" would join thousands that share nothing. A
+     sentence with none ("Hill is up.") gives a claim without a topic.
 - `LLMClaimExtractor`: the model, through the LLM layer, returns JSON
   `{"claims": [{"claim", "topic", "target"}]}`, validated; items without a claim or a target are
   dropped, and a blank topic is none.
@@ -227,7 +228,9 @@ class OfflineClaimExtractor:
                 return f"{t.lemma_.lower()} {verb}".strip()
         chunks = {nc.root.i: nc for nc in sent.noun_chunks}
         objects = [t for t in root.children if t.dep_ in {"dobj", "attr", "oprd", "acomp"}]
-        objects += [o for p in root.children if p.dep_ in {"prep", "agent"} for o in p.children if o.dep_ == "pobj"]
+        if not verb:   # "went on trial": the verb says nothing, what it is about may ("fell on Wednesday": "fall")
+            objects += [o for p in root.children if p.dep_ in {"prep", "agent"} for o in p.children
+                        if o.dep_ == "pobj" and o.ent_type_ not in NUMERIC]
         for t in objects:
             # an adjective complement alone ("unable"), not the clause it governs
             tokens = [t] if t.dep_ == "acomp" else list(chunks.get(t.i, t.subtree))

@@ -5,7 +5,7 @@ name edges for what its claims are about and target, topic - target edges for ea
 SYNONYM edges between near names (mhgraph/claims/synonyms.py). Per question, as HippoRAG 2 does:
 
 1. the `facts` (5) claims nearest the question in the Claim vector index are the seed facts;
-   each names a Topic and a Target, seeded with the fact's cosine divided by the number of chunks
+   each names a Target and, where it has one, a Topic, seeded with the fact's cosine divided by the number of chunks
    holding that name (a name in many chunks says little), averaged over the facts naming it;
 2. the `candidates` (100) chunks nearest the question in the Chunk vector index are seeded with
    their dense score, min-max normalised, times `passage_weight` (0.5; HippoRAG 2's 0.05); with

@@ -148,19 +148,24 @@ class ClaimBatchWriter:
         self.extractor, self.embedder, self.merged = extractor, embedder, merged
         self.timing = {"extract": 0.0, "embed": 0.0, "write": 0.0}
 
+    def _key(self, label: str, name: str | None) -> str | None:
+        """The node key `name` is written under: its name key, or the key it was merged into (None
+        for no name: a claim without a topic)."""
+        if name is None:
+            return None
+        key = name_key(name) or name.lower()
+        return self.merged[label].get(key, key)
+
     def __call__(self, batch: Sequence[Any]) -> int:
         """Claims written for `batch` (records or dicts with chunk_id, document_id, text, title)."""
         t = time.perf_counter()
         rows: list[dict[str, Any]] = []
         for r in batch:
             for place, claim in enumerate(self.extractor.extract(r["text"], r["title"])):
-                topic_key = None if claim.topic is None else name_key(claim.topic) or claim.topic.lower()
-                topic_key = topic_key and self.merged["Topic"].get(topic_key, topic_key)
-                target_key = name_key(claim.target) or claim.target.lower()
                 rows.append({"id": claim_id(r["chunk_id"], place, claim.text), "chunk": r["chunk_id"],
                              "document": r["document_id"], "text": claim.text, "topic": claim.topic,
-                             "topic_key": topic_key, "target": claim.target,
-                             "target_key": self.merged["Target"].get(target_key, target_key)})
+                             "topic_key": self._key("Topic", claim.topic), "target": claim.target,
+                             "target_key": self._key("Target", claim.target)})
         self.timing["extract"] += time.perf_counter() - t
         t = time.perf_counter()
         if rows:

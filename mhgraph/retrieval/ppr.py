@@ -5,8 +5,9 @@ name edges for what its claims are about and target, topic - target edges for ea
 SYNONYM edges between near names (mhgraph/claims/synonyms.py). Per question, as HippoRAG 2 does:
 
 1. the `facts` (5) claims nearest the question in the Claim vector index are the seed facts;
-   each names a Target and, where it has one, a Topic, seeded with the fact's cosine divided by the number of chunks
-   holding that name (a name in many chunks says little), averaged over the facts naming it;
+   each names a Target and, where it has one, a Topic, seeded with the fact's cosine divided by
+   the number of chunks holding that name (a name in many chunks says little), averaged over the
+   facts naming it;
 2. the `candidates` (100) chunks nearest the question in the Chunk vector index are seeded with
    their dense score, min-max normalised, times `passage_weight` (0.5; HippoRAG 2's 0.05); with
    `candidates` 0, every chunk of the corpus is, as in HippoRAG 2 (the chunk embeddings are read
@@ -95,7 +96,7 @@ class PPRRetriever(Retriever):
         offset = len(self.graph.chunk_ids)
         for f in facts:
             for key in ("topic", "target"):
-                node = self.graph.index.get(f[key]) if f[key] is not None else None
+                node = self.graph.index.get(f[key])
                 if node is None:     # a claim without a topic, or a name added after the graph was read
                     continue
                 holders = max(self.graph.chunks_of_name[node - offset], 1.0)

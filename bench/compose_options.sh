@@ -35,8 +35,14 @@
 #              left out; where the in-domain record's cross-encoder is there, the in-domain preset's
 #              pipeline with and without them too -> bench/results/compose-words-NAME.md and .json
 #              (about 30 min; 25 more with the cross-encoder)
-#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth] [pool] [words]
-#        (default: all but in-domain, depth, pool and words; RESUME=1 keeps
+#   sentences  the training-free preset's 30 candidates rescored by their best sentence
+#              (rerank=sentences:all-MiniLM-L6-v2:30, mhgraph/rerank/sentence_windows.py: windows of
+#              the question's words against each chunk's sentences, and the question's rare words
+#              held in one sentence), alone and fused with the search's score at 0.7 and 0.5, and the
+#              preset's choice among these and the pipeline without them
+#              -> bench/results/compose-sentences-NAME.md and .json (about 70 min)
+#   bash bench/compose_options.sh [NAME] [fusion] [diversify] [balance] [sources] [in-domain] [depth] [pool] [words] [sentences]
+#        (default: all but in-domain, depth, pool, words and sentences; RESUME=1 keeps
 #        finished runs; runs in OUT/bench-compose-KIND, OUT default runs)
 # Needs the corpus's claim layer with synonym edges (ppr). Every stage offline.
 set -euo pipefail
@@ -153,7 +159,16 @@ for kind in "${KINDS[@]}"; do
       else
         echo "skipping i6, i7 (in-domain): $RERANKER-onnx is missing (the in-domain record trains it)" >&2
       fi ;;
-    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth, pool, words)" >&2; exit 1 ;;
+    sentences)
+      PRESET="filter=rules:drop-words share=source candidates=hybrid:200"
+      SENTENCES="rerank=sentences:all-MiniLM-L6-v2:30"
+      run w1-filter-words-hybrid200-share-source --method compose --stages "$PRESET" "${OFF[@]}"
+      run r1-preset-sentences --method compose --stages "$PRESET $SENTENCES" --compose-rerank-weight 1 "${OFF[@]}"
+      run r2-preset-sentences-0.7 --method compose --stages "$PRESET $SENTENCES" --compose-rerank-weight 0.7 \
+        "${OFF[@]}"
+      run r3-preset-sentences-0.5 --method compose --stages "$PRESET $SENTENCES" --compose-rerank-weight 0.5 \
+        "${OFF[@]}" ;;
+    *) echo "error: unknown record '$kind' (fusion, diversify, balance, sources, in-domain, depth, pool, words, sentences)" >&2; exit 1 ;;
   esac
   shippable=()   # expanded as ${shippable[@]+...}: an empty array under set -u fails on bash before 4.4
   [ "$kind" = balance ] && shippable=(--shippable p1-filter-hybrid --shippable b1-filter-hybrid-balance)
@@ -164,6 +179,8 @@ for kind in "${KINDS[@]}"; do
     --ablation a1-filter-hybrid200 --ablation a2-hybrid200 --ablation a3-filter-vector-share-source \
     --generated g1-filter-hybrid200-share-source-rerank-generated)
   [ "$kind" = pool ] && shippable=(--shippable p1-filter-hybrid --shippable d2-filter-hybrid200-share-source)
+  [ "$kind" = sentences ] && shippable=(--shippable w1-filter-words-hybrid200-share-source \
+    --shippable r1-preset-sentences --shippable r2-preset-sentences-0.7 --shippable r3-preset-sentences-0.5)
   [ "$kind" = words ] && shippable=(--shippable p1-filter-hybrid --shippable d2-filter-hybrid200-share-source \
     --shippable w1-filter-words-hybrid200-share-source --ablation a4-filter-words-hybrid200 \
     --ablation a5-filter-words-hybrid-share-source --ablation a2-hybrid200 --ablation a3-filter-vector-share-source)

@@ -65,6 +65,7 @@ def test_an_expansion_written_with_a_weight_keeps_it_in_the_line() -> None:
     ("rerank=kfold:30", ("stage 'rerank': kfold needs its folder: write rerank=kfold:DIR:N (one named by digits "
                          "alone: kfold:./30)")),
     ("rerank=bi-encoder:30", "stage 'rerank': bi-encoder needs its model: write rerank=bi-encoder:MODEL:N"),
+    ("rerank=sentences:30", "stage 'rerank': sentences needs its model: write rerank=sentences:MODEL:N"),
     ("bogus=1", "unknown stage 'bogus' (stages: filter, share, candidates, expand, fuse, rerank, balance, diver"),
     ("share=source", "stage 'share': the candidates are shared among the sources a filter names: add a filter stage"),
     ("filter=rules share=date", "stage 'share': Input should be 'source', got 'date'"),
@@ -91,10 +92,14 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
     assert options.pipeline.describe() == "filter=none candidates=vector expand=bm25 fuse=linear rerank=none"
     assert origins["pipelines"] == "file"
     assert "--compose-pipelines" not in _flags() and "--stages" in _flags()     # a table: no flag
-    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: in-domain, mine, training-free; or write its stages"):
+    with pytest.raises(MhgraphError, match=r"^unknown pipeline 'other' \(named: in-domain, mine, training-free, "
+                                           r"training-free-fast; or write its stages"):
         ComposeOptions(stages="other", pipelines=table["compose"]["pipelines"])
-    # the shipped preset, by name; a pipeline of the same name in the config file replaces it
+    # the shipped presets, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
+        "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf " \
+        "rerank=sentences:all-MiniLM-L6-v2:30"
+    assert ComposeOptions(stages="training-free-fast").pipeline.describe() == \
         "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
@@ -323,6 +328,32 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     with pytest.raises(MhgraphError, match=rf"^stage 'rerank': the line says {PACKAGED}:9, but rerank_k 12 is "
                                            rf"configured: write rerank={PACKAGED}:12, or unset it$"):
         _retriever(sample_graph, settings, embedder, None, "compose", lined.model_copy(update={"rerank_k": 12}))
+
+
+def test_the_training_free_preset_rescores_its_candidates_by_their_best_sentence(sample_graph, settings,
+                                                                                 embedder) -> None:
+    from mhgraph.compose.diagnostics import StageTrace
+    from mhgraph.rerank.models import load_reranker
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    preset = _retriever(sample_graph, settings, embedder, None, "compose", ComposeOptions(stages="training-free"))
+    # the reranker's own weight (its record's k-fold choice), all 30 candidates scored
+    assert preset.params["rerank_weight"] == 0.7 and preset.params["rerank_k"] == 30
+    assert preset.params["reranker"] == "sentences:all-MiniLM-L6-v2"
+    result = preset.search(QUESTION, top_k=3)
+    trace = {s["stage"]: s for s in result.diagnostic(StageTrace).stages}
+    assert list(trace) == ["candidates", "fusion", "rerank"]
+    assert trace["rerank"]["detail"].startswith("sentences:all-MiniLM-L6-v2")
+    # at weight 1 the order is the reranker's alone: its best 3 of the fused chunks
+    alone = _retriever(sample_graph, settings, embedder, None, "compose",
+                       ComposeOptions(stages="training-free", rerank_weight=1.0)).search(QUESTION, top_k=3)
+    fused = {s["stage"]: s for s in alone.diagnostic(StageTrace).stages}["fusion"]["chunks"]
+    rows = sample_graph.execute_query("UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.text AS text", ids=fused,
+                                      database_=settings.neo4j_database).records
+    scores = load_reranker("sentences:all-MiniLM-L6-v2").score(QUESTION, [r["text"] for r in rows])
+    final = [c.chunk_id for c in alone.hops[0].chunks]
+    assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
+    assert {c.chunk_id for c in result.hops[0].chunks} <= set(fused)
 
 
 def test_an_expansion_reads_the_question_metadata_as_the_line_filter_does(settings) -> None:

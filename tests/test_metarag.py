@@ -387,7 +387,7 @@ def test_rerank_tokens_cut_pairs_shorter_on_every_cross_encoder_path(tiny_cross_
     onnx_path = load_reranker(str(out), max_length=24)
     assert "24-token pairs" in onnx_path.name and onnx_path.score(query, passages) == pytest.approx(short, abs=1e-7)
     assert len(onnx_path.tokenizer.encode(query, passages[0]).ids) == 24
-    for spec in ("nanoranker", "bi-encoder:bge-small-en-v1.5"):
+    for spec in ("nanoranker", "bi-encoder:bge-small-en-v1.5", "sentences:all-MiniLM-L6-v2"):
         with pytest.raises(MhgraphError, match="not a cross-encoder: a pair token limit"):
             load_reranker(spec, max_length=24)
 
@@ -453,7 +453,7 @@ def test_eval_labels_a_reranker_that_saw_the_questions(graph, settings, tiny_cro
     assert "trained on 3 of the 3 questions evaluated" in done.stderr
 
 
-@pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "nanoranker"])
+@pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "sentences:all-MiniLM-L6-v2", "nanoranker"])
 def test_rerank_keeps_the_best_by_the_rerankers_scores(spec) -> None:
     """A crafted case: the passage that answers comes first, whatever the retrieval order was."""
     chunks = [RetrievedChunk(chunk_id=f"c{i}", score=1.0 - i / 10, rank=i + 1, text=t)

@@ -18,7 +18,7 @@ expansion, reciprocal rank fusion, no reranker).
   `expand_weight` option (1 unless set), so a named pipeline carries its weights in its line;
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
-  bi-encoder:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N fused chunks (without
+  bi-encoder:MODEL, sentences:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N fused chunks (without
   `:N`, compose's `rerank_k`, else 20), as `hybrid:N` says how deep the candidates fuse;
 - balance: source or document, the kept chunks taken from each in turn, or none;
 - diversify: N, at most N chunks of one document among those kept (the others move below them),
@@ -41,7 +41,7 @@ from pydantic import (
 
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.extractors import EXTRACTORS
-from mhgraph.rerank.models import BI_ENCODER, KFOLD
+from mhgraph.rerank.models import BI_ENCODER, KFOLD, SENTENCES
 
 STAGES = ("filter", "share", "candidates", "expand", "fuse", "rerank", "balance", "diversify")
 NONE = "none"
@@ -212,7 +212,7 @@ def _reranker(value: str) -> dict[str, object]:
     if not name or name == NONE:
         raise MhgraphError(f"stage 'rerank': {ONLY_RERANK}")
     # kfold:30 is kfold without its folder, not a folder scoring 30
-    needs = {KFOLD: ("folder", "DIR"), BI_ENCODER: ("model", "MODEL")}.get(f"{name}:")
+    needs = {KFOLD: ("folder", "DIR"), BI_ENCODER: ("model", "MODEL"), SENTENCES: ("model", "MODEL")}.get(f"{name}:")
     if needs:
         raise MhgraphError(f"stage 'rerank': {name} needs its {needs[0]}: write rerank={name}:{needs[1]}:N (one "
                            f"named by digits alone: {name}:./{scored})")

@@ -9,6 +9,9 @@
   and a small MLP over the pair; not a cross-encoder);
 - `bi-encoder:MODEL`: rescoring with another embedding model (any name `load_embedder` takes, e.g.
   `bi-encoder:bge-small-en-v1.5`): cosine of the question's and each passage's vectors;
+- `sentences:MODEL`: a passage scored by its best sentence (`sentence_windows.py`): the best cosine
+  between a window of the question's words and one of its sentences under MODEL, plus the
+  question's rarest words held in one sentence; no training; fused at its own weight, 0.7;
 - `kfold:DIR`: the cross-encoders `mhgraph reranker train` made, k-fold by question: each question
   is scored by the model that did not see it (its fold's). DIR/all, the model trained on every
   question, loads as a plain cross-encoder path for other data;
@@ -33,6 +36,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
+from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
 from mhgraph.training.folds import KFold
 from mhgraph.training.precision import fast_bf16
 
@@ -149,10 +153,11 @@ class BiEncoderReranker:
         if missing:
             for text, vector in zip(missing, self.embedder.embed_documents(missing)):
                 self._vectors[text] = vector
-            while len(self._vectors) > self._keep:
-                self._vectors.popitem(last=False)
+        vectors = {p: self._vectors[p] for p in passages}   # taken before the oldest are dropped
+        while len(self._vectors) > self._keep:
+            self._vectors.popitem(last=False)
         q = self.embedder.embed_queries([query])[0]
-        return [float(np.dot(q, self._vectors[p])) for p in passages]
+        return [float(np.dot(q, vectors[p])) for p in passages]
 
 
 def is_flag_model(spec: str) -> bool:
@@ -166,13 +171,15 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
     (None: where the device runs it fast). `max_length`: the tokens a (question, passage) pair is
     cut to (None: the reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length); only
     cross-encoders have one."""
-    if max_length is not None and (spec == NANORANKER or spec.startswith(BI_ENCODER)):
+    if max_length is not None and (spec == NANORANKER or spec.startswith((BI_ENCODER, SENTENCES))):
         raise MhgraphError(f"reranker '{spec}' is not a cross-encoder: a pair token limit (rerank_tokens) "
                            f"does not apply to it")
     if spec == NANORANKER:
         return NanoRankerReranker()
     if spec.startswith(BI_ENCODER):
         return BiEncoderReranker(spec[len(BI_ENCODER):], cache_dir)
+    if spec.startswith(SENTENCES):
+        return SentenceWindowReranker(spec[len(SENTENCES):], cache_dir)
     if spec.startswith(KFOLD):
         return KFoldReranker(Path(spec[len(KFOLD):]), device=device, bf16=bf16, max_length=max_length)
     if spec == PACKAGED:

@@ -51,18 +51,21 @@ from mhgraph.retrieval.registry import BuildContext, MethodSpec
 from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
-# pipelines shipped by name (bench/results/compose-words-multihop-rag.md says how each was chosen;
-# compose-pool-multihop-rag.md why the reranker scores all 30 candidates): training-free,
-# the pipeline chosen 5-fold by question on MultiHop-RAG's development split among the
-# training-free pipelines that may ship (no stage that calls a language model when one is
-# configured); in-domain, the one chosen the same way among the in-domain ones: the cross-encoder
-# trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph reranker export
-# models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold (docs/methods/compose.md)
+# pipelines shipped by name, each chosen 5-fold by question on MultiHop-RAG's development split
+# (docs/methods/compose.md): training-free among the training-free pipelines that may ship (no
+# stage that calls a language model when one is configured; compose-sentences-multihop-rag.md);
+# training-free-fast, the same search without its reranker, the best of those without one
+# (compose-words-multihop-rag.md; p50 94 ms against 159, p95 202 against 1,452 where the
+# reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the cross-encoder trained on the corpus's own
+# questions ('mhgraph reranker train', then 'mhgraph reranker export models/reranker --out
+# models/reranker-onnx --rerank-weight 0.5'), k-fold; compose-pool-multihop-rag.md says why
+# the rerankers score all 30 candidates
+SEARCH = "filter=rules:drop-words share=source candidates=hybrid:200"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
-PRESETS: dict[str, str] = {"training-free": "filter=rules:drop-words share=source candidates=hybrid:200",
-                           "in-domain": "filter=rules:drop-words share=source candidates=hybrid:200 "
-                                        f"rerank={IN_DOMAIN_RERANKER}:30"}
+PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank=sentences:all-MiniLM-L6-v2:30",
+                           "training-free-fast": SEARCH,
+                           "in-domain": f"{SEARCH} rerank={IN_DOMAIN_RERANKER}:30"}
 
 
 class ComposedRetriever(Retriever):
@@ -220,8 +223,9 @@ class ComposeOptions(MethodOptions):
                                         "stages line's rerank=RERANKER:N says it there; a value set here that "
                                         "differs from the line's N is an error.", ge=1)
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
-                                              "standardised (1: the reranker's order alone; default: the weight "
-                                              "an exported reranker records, else 1).", ge=0.0, le=1.0)
+                                              "standardised (1: the reranker's order alone; default: the "
+                                              "reranker's own, as an exported one records it or 0.7 for "
+                                              "sentences:MODEL, else 1).", ge=0.0, le=1.0)
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
 
     @model_validator(mode="after")

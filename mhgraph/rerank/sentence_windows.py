@@ -1,0 +1,122 @@
+"""`SentenceWindowReranker`: a training-free rescoring, sentence by sentence.
+
+A multi-hop question asks several things and a gold chunk answers one of them, often in one
+sentence; the chunk's own vector averages 256 tokens and the question's averages every part. So a
+passage is scored by its best sentence, two ways:
+
+- dense: the highest cosine between a window of the question's words (overlapping runs of 12)
+  and one of the passage's sentences, both embedded by the model named;
+- lexical: the highest sum, over one sentence, of the inverse document frequencies of the
+  question's content words it holds, the frequencies counted over the sentences of the passages
+  being scored (the candidates are the collection: a word every candidate shares tells none apart).
+
+Each is standardised over the passages and the two are added. No trained part: windows are
+counted in words and sentences cut at sentence ends. The content words are the offline reasoner's
+(`mhgraph/reasoning/text.py`), whose stop words hold a few that MultiHop-RAG's questions use to
+name their sources ("reported", "article", "source"); on another corpus such a word may be one
+that matters (a neutral list is the next step: docs/methods/compose.md). The window length and the
+idf formula were tried on that benchmark's candidates. Fused with the search's score, the
+reranker's own weight is 0.7 (`rerank_weight`, as an exported cross-encoder records one), chosen
+5-fold by question among 1, 0.7 and 0.5 on MultiHop-RAG's development split
+(bench/results/compose-sentences-multihop-rag.md); a pipeline's `rerank_weight` overrides it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from mhgraph.embeddings import load_embedder
+from mhgraph.reasoning.text import content_words, sentences
+from mhgraph.rerank.base import standardise
+
+SENTENCES = "sentences:"
+# 12 words a window, a new one every 6: about a clause of a long question; a question of 12 words
+# or fewer is one window, the question itself
+WINDOW_WORDS = 12
+WINDOW_STEP = 6
+Sentences = tuple[list[str], np.ndarray]   # a passage's sentences and their vectors, row by row
+
+
+def question_windows(question: str, words: int = WINDOW_WORDS, step: int = WINDOW_STEP) -> list[str]:
+    """Overlapping runs of `words` words, a new one every `step`; the last reaches the question's end."""
+    tokens = question.split()
+    if len(tokens) <= words:
+        return [" ".join(tokens)] if tokens else []
+    starts = list(range(0, len(tokens) - words + 1, step))
+    if starts[-1] + words < len(tokens):
+        starts.append(len(tokens) - words)
+    return [" ".join(tokens[s:s + words]) for s in starts]
+
+
+def best_sentence_overlap(question: str, passages_sentences: Sequence[Sequence[str]]) -> list[float]:
+    """Per passage, its best sentence's sum of the inverse document frequencies of the question's
+    content words it holds; frequencies over all the passages' sentences, idf = ln((n + 1) / (df + 0.5))."""
+    asked = set(content_words(question))
+    words = [[asked & set(content_words(s)) for s in parts] for parts in passages_sentences]
+    n = sum(len(parts) for parts in words)
+    frequency = Counter(w for parts in words for held in parts for w in held)
+    idf = {w: math.log((n + 1) / (f + 0.5)) for w, f in frequency.items()}
+    return [max((sum(idf[w] for w in held) for held in parts), default=0.0) for parts in words]
+
+
+class SentenceWindowReranker:
+    """The dense and the lexical best-sentence scores (module docstring), standardised and added.
+    A passage's sentences (cut at sentence ends and line breaks) and their vectors are kept, the
+    most recently scored first, up to `keep` sentences (100,000 of 384 floats: about 150 MB), since
+    a chunk comes back for many questions. A passage without text scores lowest."""
+
+    rerank_weight = 0.7
+
+    def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 100_000) -> None:
+        self.embedder = load_embedder(model, cache_dir)
+        self.name = f"{SENTENCES}{self.embedder.model_name}"
+        self._kept: OrderedDict[str, Sentences] = OrderedDict()
+        self._kept_sentences = 0
+        self._keep = keep
+
+    def _sentences(self, passages: Sequence[str]) -> dict[str, Sentences]:
+        """Each passage's sentences and their vectors, embedding only those not kept yet; the
+        least recently scored are dropped past the bound, after this call's are taken."""
+        missing = list(dict.fromkeys(p for p in passages if p not in self._kept))
+        found: dict[str, Sentences] = {}
+        if missing:
+            cut = [sentences(p) for p in missing]
+            vectors = self.embedder.embed_documents([s for parts in cut for s in parts])
+            start = 0
+            for passage, parts in zip(missing, cut):
+                found[passage] = (parts, np.array(vectors[start:start + len(parts)], dtype=np.float32))
+                start += len(parts)
+        for passage in dict.fromkeys(passages):
+            if passage in found:
+                self._kept[passage] = found[passage]
+                self._kept_sentences += len(found[passage][0])
+            else:
+                self._kept.move_to_end(passage)
+                found[passage] = self._kept[passage]
+        while self._kept_sentences > self._keep and self._kept:
+            _, (parts, _) = self._kept.popitem(last=False)
+            self._kept_sentences -= len(parts)
+        return found
+
+    def dense(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Per passage, the highest cosine between a window of the question and one of its
+        sentences (-1, the lowest, for a passage without text)."""
+        return self._dense(query, passages, self._sentences(passages))
+
+    def _dense(self, query: str, passages: Sequence[str], found: dict[str, Sentences]) -> list[float]:
+        windows = self.embedder.embed_queries(question_windows(query) or [query])
+        return [float((found[p][1] @ windows.T).max()) if len(found[p][0]) else -1.0 for p in passages]
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        found = self._sentences(passages)
+        dense = self._dense(query, passages, found)
+        unique = list(found)          # a passage given twice counts once in the word frequencies
+        lexical = dict(zip(unique, best_sentence_overlap(query, [found[p][0] for p in unique])))
+        return [d + w for d, w in zip(standardise(dense), standardise([lexical[p] for p in passages]))]

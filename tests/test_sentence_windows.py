@@ -1,0 +1,117 @@
+"""The sentence-window reranker: a passage scored by its best sentence, densely (windows of the
+question's words against its sentences) and lexically (the question's rare words in one sentence)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.sentence_windows import (
+    SentenceWindowReranker,
+    best_sentence_overlap,
+    question_windows,
+)
+
+QUESTION = ("Which central bank raised its interest rate in July, according to the Financial Times, and which "
+            "team won the chess olympiad in Chennai, as reported by the Guardian?")
+ANSWER = "The Federal Reserve raised its interest rate to 5.5% in July."
+FILLER = ["Pasta should be cooked in plenty of salted water.", "The museum reopened its west wing after repairs.",
+          "Tickets for the autumn concert series went on sale on Monday."]
+
+
+def test_question_windows_cover_every_word_in_overlapping_runs() -> None:
+    words = [f"w{i}" for i in range(29)]
+    windows = question_windows(" ".join(words), words=12, step=6)
+    assert windows[0].split() == words[:12] and windows[1].split() == words[6:18]
+    assert windows[-1].split() == words[-12:]            # the last reaches the question's end
+    assert all(len(w.split()) == 12 for w in windows)
+    assert {w for window in windows for w in window.split()} == set(words)
+    assert question_windows("Who won the race?") == ["Who won the race?"]
+    assert question_windows("   ") == []
+
+
+def test_best_sentence_overlap_counts_rare_question_words_held_together() -> None:
+    question = "Did the chess olympiad in Chennai end in July?"
+    together = ["The chess olympiad in Chennai ended.", "Nothing else."]
+    apart = ["Chess is old.", "Chennai is hot.", "The olympiad ended."]
+    common = ["It ended in July.", "July was hot.", "In July it rained."]   # 'july' in every sentence here
+    scores = best_sentence_overlap(question, [together, apart, common])
+    n, df = 8, {"chess": 2, "olympiad": 2, "chennai": 2, "july": 3, "end": 0}
+    idf = {w: math.log((n + 1) / (f + 0.5)) for w, f in df.items() if f}
+    assert scores[0] == pytest.approx(idf["chess"] + idf["olympiad"] + idf["chennai"])
+    assert scores[1] == pytest.approx(idf["chess"])      # one word a sentence: the best sentence's
+    assert scores[2] == pytest.approx(idf["july"]) and scores[2] < scores[1]
+    assert best_sentence_overlap("the of and", [["The cat sat."]]) == [0.0]
+
+
+def test_a_sentence_keeps_its_dense_score_among_unrelated_ones_where_the_whole_passage_loses_it() -> None:
+    """The point of scoring by sentence: an answering sentence scores as high alone as amid filler,
+    while the passage's own vector (bi-encoder) is diluted by the filler."""
+    reranker = load_reranker("sentences:all-MiniLM-L6-v2")
+    assert isinstance(reranker, SentenceWindowReranker) and reranker.name == "sentences:all-MiniLM-L6-v2"
+    whole = load_reranker("bi-encoder:all-MiniLM-L6-v2")
+    buried = " ".join([FILLER[0], ANSWER, *FILLER[1:]])
+    alone, amid, unrelated = reranker.dense(QUESTION, [ANSWER, buried, " ".join(FILLER)])
+    assert amid == pytest.approx(alone, abs=1e-5) and amid > unrelated + 0.2
+    whole_alone, whole_amid = whole.score(QUESTION, [ANSWER, buried])
+    assert whole_amid < whole_alone - 0.05
+    # the best window beats the whole question on the sentence that answers one of its parts
+    assert alone > whole_alone
+
+
+def test_the_passage_holding_the_answer_ranks_first_whatever_the_order() -> None:
+    reranker = SentenceWindowReranker("all-MiniLM-L6-v2")
+    buried = " ".join([FILLER[0], ANSWER, *FILLER[1:]])
+    spread = "Interest in chess grew. A bank opened in July. Rates were in the news."
+    passages = [FILLER[0], spread, buried, " ".join(FILLER[1:])]
+    scores = reranker.score(QUESTION, passages)
+    assert max(range(4), key=scores.__getitem__) == 2
+    assert reranker.score(QUESTION, passages[::-1]) == pytest.approx(scores[::-1])
+    assert reranker.score(QUESTION, []) == []
+
+
+def test_a_passage_without_text_scores_lowest_and_a_repeated_one_counts_once(monkeypatch) -> None:
+    import mhgraph.rerank.sentence_windows as module
+
+    reranker = SentenceWindowReranker("all-MiniLM-L6-v2")
+    assert reranker.dense(QUESTION, ["", "  ", ANSWER])[:2] == [-1.0, -1.0]
+    scores = reranker.score(QUESTION, [ANSWER, "", FILLER[0]])
+    assert scores[1] == min(scores) and scores[0] == max(scores)
+    # a passage given twice counts once in the word frequencies, and both copies score alike
+    counted: list[int] = []
+    real = module.best_sentence_overlap
+    monkeypatch.setattr(module, "best_sentence_overlap",
+                        lambda question, parts: counted.append(len(parts)) or real(question, parts))
+    twice = reranker.score(QUESTION, [ANSWER, FILLER[0], FILLER[1], ANSWER])
+    assert counted == [3] and twice[0] == pytest.approx(twice[3]) and twice[0] == max(twice)
+
+
+def test_sentences_are_embedded_once_and_kept_up_to_the_bound(monkeypatch) -> None:
+    reranker = SentenceWindowReranker("all-MiniLM-L6-v2", keep=3)
+    embedded: list[str] = []
+    real = reranker.embedder.embed_documents
+    monkeypatch.setattr(reranker.embedder, "embed_documents", lambda texts: embedded.extend(texts) or real(texts))
+    two = " ".join(FILLER[:2])                                   # two sentences
+
+    def sentences_embedded() -> list[str]:    # the question's windows may pass through embed_documents too
+        return [t for t in embedded if t in (ANSWER, *FILLER)]
+
+    first = reranker.dense(QUESTION, [ANSWER, two])
+    assert sentences_embedded() == [ANSWER, *FILLER[:2]]
+    assert reranker.dense(QUESTION, [two, ANSWER]) == first[::-1]
+    assert sentences_embedded() == [ANSWER, *FILLER[:2]]        # nothing embedded again
+    # ANSWER was scored last, so the new passage pushes out the two-sentence one (3 sentences at most)
+    reranker.dense(QUESTION, [FILLER[2]])
+    assert list(reranker._kept) == [ANSWER, FILLER[2]] and reranker._kept_sentences == 2
+    # more sentences in one call than the bound: every passage is still scored
+    assert len(reranker.dense(QUESTION, [two, " ".join(FILLER), ANSWER])) == 3
+    assert reranker._kept_sentences <= 3
+
+
+def test_its_own_fusion_weight_applies_unless_one_is_given() -> None:
+    from mhgraph.rerank.base import fusion_weight
+
+    reranker = load_reranker("sentences:all-MiniLM-L6-v2")
+    assert fusion_weight(reranker, None) == 0.7 and fusion_weight(reranker, 1.0) == 1.0

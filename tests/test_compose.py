@@ -348,9 +348,10 @@ def test_the_training_free_preset_rescores_its_candidates_by_their_best_sentence
     alone = _retriever(sample_graph, settings, embedder, None, "compose",
                        ComposeOptions(stages="training-free", rerank_weight=1.0)).search(QUESTION, top_k=3)
     fused = {s["stage"]: s for s in alone.diagnostic(StageTrace).stages}["fusion"]["chunks"]
-    rows = sample_graph.execute_query("UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.text AS text", ids=fused,
-                                      database_=settings.neo4j_database).records
-    scores = load_reranker("sentences:all-MiniLM-L6-v2").score(QUESTION, [r["text"] for r in rows])
+    rows = sample_graph.execute_query("MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id AS id, c.text AS text",
+                                      ids=fused, database_=settings.neo4j_database).records
+    text = {r["id"]: r["text"] for r in rows}
+    scores = load_reranker("sentences:all-MiniLM-L6-v2").score(QUESTION, [text[cid] for cid in fused])
     final = [c.chunk_id for c in alone.hops[0].chunks]
     assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
     assert {c.chunk_id for c in result.hops[0].chunks} <= set(fused)

@@ -8,10 +8,10 @@ passage is scored by its best sentence, two ways:
   and one of the passage's sentences, both embedded by the model named;
 - lexical: the highest sum, over one sentence, of the inverse document frequencies of the
   question's content words it holds, the frequencies counted over the sentences of the passages
-  being scored (the candidates are the collection: a word every candidate shares tells none apart).
+  being scored (the candidates are the collection: a word in many of their sentences counts less).
 
 Each is standardised over the passages and the two are added. No trained part: windows are
-counted in words and sentences cut at sentence ends. The content words are the offline reasoner's
+counted in words and sentences cut at sentence ends and line breaks. The content words are the offline reasoner's
 (`mhgraph/reasoning/text.py`), whose stop words hold a few that MultiHop-RAG's questions use to
 name their sources ("reported", "article", "source"); on another corpus such a word may be one
 that matters (a neutral list is the next step: docs/methods/compose.md). The window length and the

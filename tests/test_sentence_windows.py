@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from mhgraph.reasoning.text import sentences
+from mhgraph.rerank.base import standardise
 from mhgraph.rerank.models import load_reranker
 from mhgraph.rerank.sentence_windows import (
     SentenceWindowReranker,
@@ -68,6 +70,10 @@ def test_the_passage_holding_the_answer_ranks_first_whatever_the_order() -> None
     passages = [FILLER[0], spread, buried, " ".join(FILLER[1:])]
     scores = reranker.score(QUESTION, passages)
     assert max(range(4), key=scores.__getitem__) == 2
+    # the kept words give what reading the sentences afresh gives: dense and lexical, standardised, added
+    lexical = best_sentence_overlap(QUESTION, [sentences(p) for p in passages])
+    assert scores == pytest.approx([d + w for d, w in zip(standardise(reranker.dense(QUESTION, passages)),
+                                                          standardise(lexical))])
     assert reranker.score(QUESTION, passages[::-1]) == pytest.approx(scores[::-1])
     assert reranker.score(QUESTION, []) == []
 
@@ -81,8 +87,8 @@ def test_a_passage_without_text_scores_lowest_and_a_repeated_one_counts_once(mon
     assert scores[1] == min(scores) and scores[0] == max(scores)
     # a passage given twice counts once in the word frequencies, and both copies score alike
     counted: list[int] = []
-    real = module.best_sentence_overlap
-    monkeypatch.setattr(module, "best_sentence_overlap",
+    real = module._best_overlap
+    monkeypatch.setattr(module, "_best_overlap",
                         lambda question, parts: counted.append(len(parts)) or real(question, parts))
     twice = reranker.score(QUESTION, [ANSWER, FILLER[0], FILLER[1], ANSWER])
     assert counted == [3] and twice[0] == pytest.approx(twice[3]) and twice[0] == max(twice)

@@ -18,8 +18,9 @@ expansion, reciprocal rank fusion, no reranker).
   `expand_weight` option (1 unless set), so a named pipeline carries its weights in its line;
 - fuse: rrf (reciprocal rank) or linear (each ranking's scores min-max normalised, summed);
 - rerank: a reranker as metarag names one (a cross-encoder, multihop-rag-minilm, nanoranker,
-  bi-encoder:MODEL, sentences:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N fused chunks (without
-  `:N`, compose's `rerank_k`, else 20), as `hybrid:N` says how deep the candidates fuse;
+  bi-encoder:MODEL, sentences:MODEL, kfold:DIR), or none; `RERANKER:N` has it score the best N
+  fused chunks (without `:N`, compose's `rerank_k`, else 20), as `hybrid:N` says how deep the
+  candidates fuse;
 - balance: source or document, the kept chunks taken from each in turn, or none;
 - diversify: N, at most N chunks of one document among those kept (the others move below them),
   or none (mhgraph/compose/diversity.py, as balance). These two and share written out only when

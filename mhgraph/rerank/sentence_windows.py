@@ -11,9 +11,9 @@ passage is scored by its best sentence, two ways:
   being scored (the candidates are the collection: a word in many of their sentences counts less).
 
 Each is standardised over the passages and the two are added. No trained part: windows are
-counted in words and sentences cut at sentence ends and line breaks. The content words are the offline reasoner's
-(`mhgraph/reasoning/text.py`), whose stop words hold a few that MultiHop-RAG's questions use to
-name their sources ("reported", "article", "source"); on another corpus such a word may be one
+counted in words and sentences cut at sentence ends and line breaks. The content words are the
+offline reasoner's (`mhgraph/reasoning/text.py`), whose stop words hold a few that MultiHop-RAG's
+questions use to name their sources ("reported", "article", "source"); on another corpus such a word may be one
 that matters (a neutral list is the next step: docs/methods/compose.md). The window length and the
 idf formula were tried on that benchmark's candidates. Fused with the search's score, the
 reranker's own weight is 0.7 (`rerank_weight`, as an exported cross-encoder records one), chosen
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -39,7 +40,16 @@ SENTENCES = "sentences:"
 # or fewer is one window, the question itself
 WINDOW_WORDS = 12
 WINDOW_STEP = 6
-Sentences = tuple[list[str], np.ndarray]   # a passage's sentences and their vectors, row by row
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """A passage's sentences, their vectors row by row and each one's content words: what the
+    reranker keeps of a passage, so that a chunk scored again is neither embedded nor read again."""
+
+    texts: list[str]
+    vectors: np.ndarray
+    words: list[frozenset[str]]
 
 
 def question_windows(question: str, words: int = WINDOW_WORDS, step: int = WINDOW_STEP) -> list[str]:
@@ -56,8 +66,13 @@ def question_windows(question: str, words: int = WINDOW_WORDS, step: int = WINDO
 def best_sentence_overlap(question: str, passages_sentences: Sequence[Sequence[str]]) -> list[float]:
     """Per passage, its best sentence's sum of the inverse document frequencies of the question's
     content words it holds; frequencies over all the passages' sentences, idf = ln((n + 1) / (df + 0.5))."""
+    return _best_overlap(question, [[frozenset(content_words(s)) for s in parts] for parts in passages_sentences])
+
+
+def _best_overlap(question: str, passages_words: Sequence[Sequence[frozenset[str]]]) -> list[float]:
+    """best_sentence_overlap from each sentence's content words."""
     asked = set(content_words(question))
-    words = [[asked & set(content_words(s)) for s in parts] for parts in passages_sentences]
+    words = [[asked & held for held in parts] for parts in passages_words]
     n = sum(len(parts) for parts in words)
     frequency = Counter(w for parts in words for held in parts for w in held)
     idf = {w: math.log((n + 1) / (f + 0.5)) for w, f in frequency.items()}
@@ -89,18 +104,19 @@ class SentenceWindowReranker:
             vectors = self.embedder.embed_documents([s for parts in cut for s in parts])
             start = 0
             for passage, parts in zip(missing, cut):
-                found[passage] = (parts, np.array(vectors[start:start + len(parts)], dtype=np.float32))
+                found[passage] = Sentences(parts, np.array(vectors[start:start + len(parts)], dtype=np.float32),
+                                           [frozenset(content_words(s)) for s in parts])
                 start += len(parts)
         for passage in dict.fromkeys(passages):
             if passage in found:
                 self._kept[passage] = found[passage]
-                self._kept_sentences += len(found[passage][0])
+                self._kept_sentences += len(found[passage].texts)
             else:
                 self._kept.move_to_end(passage)
                 found[passage] = self._kept[passage]
         while self._kept_sentences > self._keep and self._kept:
-            _, (parts, _) = self._kept.popitem(last=False)
-            self._kept_sentences -= len(parts)
+            _, dropped = self._kept.popitem(last=False)
+            self._kept_sentences -= len(dropped.texts)
         return found
 
     def dense(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -110,7 +126,7 @@ class SentenceWindowReranker:
 
     def _dense(self, query: str, passages: Sequence[str], found: dict[str, Sentences]) -> list[float]:
         windows = self.embedder.embed_queries(question_windows(query) or [query])
-        return [float((found[p][1] @ windows.T).max()) if len(found[p][0]) else -1.0 for p in passages]
+        return [float((found[p].vectors @ windows.T).max()) if found[p].texts else -1.0 for p in passages]
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
@@ -118,5 +134,5 @@ class SentenceWindowReranker:
         found = self._sentences(passages)
         dense = self._dense(query, passages, found)
         unique = list(found)          # a passage given twice counts once in the word frequencies
-        lexical = dict(zip(unique, best_sentence_overlap(query, [found[p][0] for p in unique])))
+        lexical = dict(zip(unique, _best_overlap(query, [found[p].words for p in unique])))
         return [d + w for d, w in zip(standardise(dense), standardise([lexical[p] for p in passages]))]

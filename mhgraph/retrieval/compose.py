@@ -56,10 +56,10 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # stage that calls a language model when one is configured; compose-sentences-multihop-rag.md);
 # training-free-fast, the same search without its reranker, the best of those without one
 # (compose-words-multihop-rag.md; p50 94 ms against 159, p95 202 against 1,452 where the
-# reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the cross-encoder trained on the corpus's own
-# questions ('mhgraph reranker train', then 'mhgraph reranker export models/reranker --out
-# models/reranker-onnx --rerank-weight 0.5'), k-fold; compose-pool-multihop-rag.md says why
-# the rerankers score all 30 candidates
+# reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
+# cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
+# reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold;
+# compose-pool-multihop-rag.md says why the rerankers score all 30 candidates
 SEARCH = "filter=rules:drop-words share=source candidates=hybrid:200"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says

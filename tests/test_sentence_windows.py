@@ -4,12 +4,16 @@ question's words against its sentences) and lexically (the question's rare words
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
 import pytest
 
+from mhgraph.errors import MhgraphError
 from mhgraph.reasoning.text import sentences
 from mhgraph.rerank.base import standardise
 from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.sentence_store import SentenceStore
 from mhgraph.rerank.sentence_windows import (
     SentenceWindowReranker,
     best_sentence_overlap,
@@ -121,3 +125,66 @@ def test_its_own_fusion_weight_applies_unless_one_is_given() -> None:
 
     reranker = load_reranker("sentences:all-MiniLM-L6-v2")
     assert fusion_weight(reranker, None) == 0.7 and fusion_weight(reranker, 1.0) == 1.0
+
+
+def test_the_sentence_store_keeps_a_passages_sentences_and_vectors_by_its_text(tmp_path) -> None:
+    store = SentenceStore.for_model(tmp_path, "org/model:v1")
+    vectors = np.arange(6, dtype=np.float32).reshape(2, 3)
+    store.put({"A. B.": (["A.", "B."], vectors), "": ([], np.zeros((0, 3), dtype=np.float32))})
+    again = SentenceStore.for_model(tmp_path, "org/model:v1")             # another process, the same file
+    found = again.get(["A. B.", "", "never stored"])
+    assert set(found) == {"A. B.", ""} and len(again) == 2
+    assert found["A. B."][0] == ["A.", "B."] and np.array_equal(found["A. B."][1], vectors)
+    assert found[""][0] == [] and found[""][1].shape[0] == 0
+    # names a file cannot hold do not make two models share one
+    assert SentenceStore.for_model(tmp_path, "org/model_v1").path != store.path
+    with pytest.raises(MhgraphError, match=re.escape(f"{store.path}: holds the sentences of model 'org/model:v1'")):
+        SentenceStore(store.path, "another-model")
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(MhgraphError, match="cannot open the sentence store"):
+        SentenceStore.for_model(tmp_path / "a-file", "org/model:v1")
+
+
+def test_a_second_reranker_reads_the_sentences_the_first_one_stored(tmp_path, monkeypatch) -> None:
+    """Given a cache folder, a passage is embedded once, not once a process; prepare embeds only
+    what is not stored yet."""
+    passages = [ANSWER, " ".join(FILLER), ""]
+    first = SentenceWindowReranker("all-MiniLM-L6-v2", tmp_path)
+    scores = first.score(QUESTION, passages)
+    assert first.store is not None and first.store.path.parent == tmp_path / "sentences" and len(first.store) == 3
+    second = SentenceWindowReranker("all-MiniLM-L6-v2", tmp_path)
+    embedded: list[str] = []
+    real = second.embedder.embed_documents
+    monkeypatch.setattr(second.embedder, "embed_documents", lambda texts: embedded.extend(texts) or real(texts))
+    assert second.score(QUESTION, passages) == pytest.approx(scores, abs=1e-5)
+    assert not set(embedded) & {ANSWER, *FILLER}                        # read from the store
+    assert second.prepare([ANSWER, FILLER[0], FILLER[0]]) == 1 and len(second.store) == 4
+    assert embedded[-1:] == [FILLER[0]]
+    with pytest.raises(MhgraphError, match="has no store to prepare"):
+        SentenceWindowReranker("all-MiniLM-L6-v2").prepare([ANSWER])
+
+
+def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settings, tmp_path) -> None:
+    from pathlib import Path
+
+    from tests.conftest import run_cli
+
+    env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
+    assert run_cli(settings, "ingest", "--no-progress", env=env).returncode == 0      # the bundled sample
+    texts = [r["text"] for r in empty_graph.execute_query("MATCH (c:Chunk) RETURN c.text AS text",
+                                                          database_=settings.neo4j_database).records]
+    prepare = ("reranker", "prepare", "sentences:all-MiniLM-L6-v2", "--batch-size", "7", "--no-progress")
+    result = run_cli(settings, *prepare, env=env)
+    assert result.returncode == 0, result.stderr
+    assert f": {len(set(texts))} of {len(texts)} chunks prepared now" in result.stdout
+    path = Path(re.search(r"store +(\S+)", result.stdout).group(1))
+    assert path.parent == tmp_path / "cache" / "sentences"
+    store = SentenceStore(path, "all-MiniLM-L6-v2")
+    assert set(store.get(texts)) == set(texts)
+    assert store.get([texts[0]])[texts[0]][0] == sentences(texts[0])
+    # a second run finds them all stored
+    again = run_cli(settings, *prepare, env=env)
+    assert again.returncode == 0 and f": 0 of {len(texts)} chunks prepared now" in again.stdout
+    refused = run_cli(settings, "reranker", "prepare", "bi-encoder:all-MiniLM-L6-v2", env=env)
+    assert refused.returncode != 0 and "there is nothing to prepare" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1

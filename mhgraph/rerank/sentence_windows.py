@@ -32,14 +32,18 @@ from typing import Sequence
 import numpy as np
 
 from mhgraph.embeddings import load_embedder
+from mhgraph.errors import MhgraphError
 from mhgraph.reasoning.text import content_words, sentences
 from mhgraph.rerank.base import standardise
+from mhgraph.rerank.sentence_store import SentenceStore
 
 SENTENCES = "sentences:"
 # 12 words a window, a new one every 6: about a clause of a long question; a question of 12 words
 # or fewer is one window, the question itself
 WINDOW_WORDS = 12
 WINDOW_STEP = 6
+# the stores' folder inside the cache folder
+STORE_FOLDER = "sentences"
 
 
 @dataclass(frozen=True)
@@ -81,32 +85,60 @@ def _best_overlap(question: str, passages_words: Sequence[Sequence[frozenset[str
 
 class SentenceWindowReranker:
     """The dense and the lexical best-sentence scores (module docstring), standardised and added.
-    A passage's sentences (cut at sentence ends and line breaks) and their vectors are kept, the
-    most recently scored first, up to `keep` sentences (100,000 of 384 floats: about 150 MB), since
-    a chunk comes back for many questions. A passage without text scores lowest."""
+    A passage's sentences (cut at sentence ends and line breaks) and their vectors are kept in
+    memory, the most recently scored first, up to `keep` sentences (100,000 of 384 floats: about
+    150 MB), since a chunk comes back for many questions; and, given a cache folder, on disk
+    (`SentenceStore`), where `prepare` embeds a corpus's ahead. A passage without text scores lowest."""
 
     rerank_weight = 0.7
 
-    def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 100_000) -> None:
+    def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 100_000,
+                 store: SentenceStore | None = None) -> None:
         self.embedder = load_embedder(model, cache_dir)
         self.name = f"{SENTENCES}{self.embedder.model_name}"
         self._kept: OrderedDict[str, Sentences] = OrderedDict()
         self._kept_sentences = 0
         self._keep = keep
+        # on disk in the cache folder where one is given: a passage is embedded once, not once a process
+        self.store = store if store is not None else (
+            SentenceStore.for_model(Path(cache_dir) / STORE_FOLDER, self.embedder.model_name)
+            if cache_dir is not None else None)
+
+    def _embed(self, passages: Sequence[str]) -> dict[str, tuple[list[str], np.ndarray]]:
+        """Each passage's sentences and their vectors, embedded now (and stored, where there is a store)."""
+        cut = [sentences(p) for p in passages]
+        vectors = np.asarray(self.embedder.embed_documents([s for parts in cut for s in parts]), dtype=np.float32)
+        embedded, start = {}, 0
+        for passage, parts in zip(passages, cut):
+            embedded[passage] = (parts, vectors[start:start + len(parts)])
+            start += len(parts)
+        if self.store is not None and embedded:
+            self.store.put(embedded)
+        return embedded
+
+    def prepare(self, passages: Sequence[str]) -> int:
+        """Embed and store the sentences of those `passages` the store does not hold yet, so that no
+        question pays for them (`mhgraph reranker prepare`); the number embedded."""
+        if self.store is None:
+            raise MhgraphError(f"reranker '{self.name}' has no store to prepare: give it a cache folder")
+        unique = list(dict.fromkeys(passages))
+        stored = self.store.get(unique)
+        missing = [p for p in unique if p not in stored]
+        self._embed(missing)
+        return len(missing)
 
     def _sentences(self, passages: Sequence[str]) -> dict[str, Sentences]:
-        """Each passage's sentences and their vectors, embedding only those not kept yet; the
-        least recently scored are dropped past the bound, after this call's are taken."""
+        """Each passage's sentences, their vectors and words: kept in memory, else read from the
+        store, else embedded now; the least recently scored are dropped from memory past the bound,
+        after this call's are taken."""
         missing = list(dict.fromkeys(p for p in passages if p not in self._kept))
         found: dict[str, Sentences] = {}
         if missing:
-            cut = [sentences(p) for p in missing]
-            vectors = self.embedder.embed_documents([s for parts in cut for s in parts])
-            start = 0
-            for passage, parts in zip(missing, cut):
-                found[passage] = Sentences(parts, np.array(vectors[start:start + len(parts)], dtype=np.float32),
-                                           [frozenset(content_words(s)) for s in parts])
-                start += len(parts)
+            read = self.store.get(missing) if self.store is not None else {}
+            read.update(self._embed([p for p in missing if p not in read]))
+            for passage in missing:
+                parts, vectors = read[passage]
+                found[passage] = Sentences(parts, vectors, [frozenset(content_words(s)) for s in parts])
         for passage in dict.fromkeys(passages):
             if passage in found:
                 self._kept[passage] = found[passage]

@@ -1,0 +1,66 @@
+"""Prepare a reranker for a corpus ahead of its questions (`mhgraph reranker prepare`): a reranker
+that keeps what it computes of each passage (the sentence reranker: every chunk's sentences and
+their vectors) computes it for every chunk once, as ingest embeds the chunks, so that no question
+pays for it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import neo4j
+from tqdm import tqdm
+
+from mhgraph import cypher
+from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
+from mhgraph.graph.connection import connect
+from mhgraph.graph.context import GraphContext
+from mhgraph.rerank.models import load_reranker
+
+
+@dataclass
+class RerankerPreparation:
+    reranker: str
+    corpus: str
+    chunks: int                  # the corpus's chunks read
+    prepared: int                # those computed now (the others were stored already)
+    seconds: float
+    store: Path
+
+    def lines(self) -> list[str]:
+        return [(f"reranker {self.reranker}, corpus '{self.corpus}': {self.prepared} of {self.chunks} chunks "
+                 f"prepared now ({self.chunks - self.prepared} were stored already) in {self.seconds:.0f} s"),
+                f"  store   {self.store}"]
+
+
+def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256,
+                     progress: bool = True) -> RerankerPreparation:
+    """Compute and store what reranker `spec` keeps of each chunk of settings.corpus (or the
+    graph's only corpus), `batch_size` chunks at a time; chunks stored already are skipped, so a
+    stopped run resumes."""
+    reranker = load_reranker(spec, settings.cache_dir)
+    store = getattr(reranker, "store", None)
+    if not callable(getattr(reranker, "prepare", None)) or store is None:
+        raise MhgraphError(f"reranker '{spec}' keeps nothing of a passage between questions: there is nothing to "
+                           f"prepare (the sentence reranker, sentences:MODEL, has)")
+    started = time.perf_counter()
+    read = prepared = 0
+    with connect(settings) as driver:
+        graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
+        total = driver.execute_query(cypher.load("rerank/chunk_count"), corpus=graph.corpus, database_=graph.database,
+                                     routing_=neo4j.RoutingControl.READ).records[0]["chunks"]
+        after = ""
+        with tqdm(total=total, desc=f"prepare {reranker.name}", unit="chunk", disable=not progress) as bar:
+            while True:
+                page = driver.execute_query(cypher.load("rerank/chunk_texts"), corpus=graph.corpus, after=after,
+                                            limit=batch_size, database_=graph.database,
+                                            routing_=neo4j.RoutingControl.READ).records
+                if not page:
+                    break
+                prepared += reranker.prepare([r["text"] or "" for r in page])
+                read += len(page)
+                after = page[-1]["id"]
+                bar.update(len(page))
+    return RerankerPreparation(reranker.name, graph.corpus, read, prepared, time.perf_counter() - started, store.path)

@@ -1,0 +1,3 @@
+// How many chunks corpus $corpus holds.
+MATCH (c:Chunk {corpus: $corpus})
+RETURN count(c) AS chunks

@@ -1,0 +1,109 @@
+"""`SentenceStore`: passages' sentences and their vectors under one embedding model, on disk.
+
+The sentence reranker (`sentences:MODEL`) embeds every sentence of a passage the first time it
+scores it: about 300 sentences for 30 candidates, over a second on two cores. Kept in an SQLite
+file in the cache folder, they are embedded once per corpus, not once per process, and
+`mhgraph reranker prepare` embeds a whole corpus's ahead of its questions, as ingest embeds its
+chunks. A passage is keyed by the SHA-256 of its text, so a document updated or deleted leaves
+nothing wrong behind (an edited chunk is a new key; an unused one is never read).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mhgraph.errors import MhgraphError
+
+# bump when the sentence splitting changes: stored passages were cut by the old one
+LAYOUT = 1
+
+
+def passage_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def store_path(directory: Path, model_name: str) -> Path:
+    """The store of `model_name` in `directory`: a readable name and a hash, so two models whose
+    names differ only in characters a file name cannot hold get two files."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", model_name).strip("._")[-60:] or "model"
+    digest = hashlib.sha256(model_name.encode("utf-8")).hexdigest()[:10]
+    return Path(directory) / f"{readable}-{digest}.v{LAYOUT}.sqlite"
+
+
+class SentenceStore:
+    """Sentences (JSON) and their vectors (float32, row by row) per passage, in one SQLite file for
+    one model. Safe to share between threads; several processes may write the same file (SQLite's
+    locking, write-ahead log)."""
+
+    def __init__(self, path: Path, model_name: str) -> None:
+        self.path = Path(path)
+        self.model_name = model_name
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS model (name TEXT NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS passages (key BLOB PRIMARY KEY, sentences TEXT NOT NULL, "
+                             "vectors BLOB NOT NULL, dimensions INTEGER NOT NULL) WITHOUT ROWID")
+            names = [r[0] for r in self._db.execute("SELECT name FROM model")]
+            if not names:
+                self._db.execute("INSERT INTO model (name) VALUES (?)", (model_name,))
+        except (OSError, sqlite3.Error) as exc:
+            raise MhgraphError(f"{self.path}: cannot open the sentence store: {exc}") from exc
+        if names and names[0] != model_name:
+            raise MhgraphError(f"{self.path}: holds the sentences of model '{names[0]}', not '{model_name}'")
+
+    @classmethod
+    def for_model(cls, directory: Path, model_name: str) -> SentenceStore:
+        return cls(store_path(directory, model_name), model_name)
+
+    def get(self, passages: Iterable[str]) -> dict[str, tuple[list[str], np.ndarray]]:
+        """The stored sentences and vectors of those `passages` the store holds."""
+        by_key = {passage_key(p): p for p in passages}
+        found: dict[str, tuple[list[str], np.ndarray]] = {}
+        keys = list(by_key)
+        with self._lock:
+            # SQLite binds at most 999 values a statement in old builds
+            for start in range(0, len(keys), 500):
+                part = keys[start:start + 500]
+                rows = self._db.execute(f"SELECT key, sentences, vectors, dimensions FROM passages "
+                                        f"WHERE key IN ({', '.join('?' * len(part))})", part).fetchall()
+                for key, texts, blob, dimensions in rows:
+                    vectors = (np.frombuffer(blob, dtype="<f4").reshape(-1, dimensions) if dimensions
+                               else np.zeros((0, 0), dtype=np.float32))
+                    found[by_key[key]] = (json.loads(texts), vectors)
+        return found
+
+    def put(self, items: Mapping[str, tuple[Sequence[str], np.ndarray]]) -> None:
+        """Store each passage's sentences and their vectors (one row per sentence)."""
+        rows = []
+        for passage, (texts, vectors) in items.items():
+            array = np.ascontiguousarray(vectors, dtype="<f4")
+            dimensions = array.shape[1] if array.ndim == 2 and array.shape[0] else 0
+            rows.append((passage_key(passage), json.dumps(list(texts)), array.tobytes(), dimensions))
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO passages (key, sentences, vectors, dimensions) "
+                                     "VALUES (?, ?, ?, ?)", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM passages").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -95,7 +95,7 @@ SETTING_HELP: dict[str, str] = {
     "vector_search_ratio": "Every vector search asks the index for top_k x this many neighbours and keeps the "
                            "best top_k.",
     "home": "Folder of the local Neo4j server.",
-    "cache_dir": "Cache of models and LLM replies.",
+    "cache_dir": "Cache of models, LLM replies and the sentence reranker's sentences.",
     "bolt_port": "Bolt port of the local server.",
     "http_port": "HTTP port of the local server (Neo4j Browser).",
     "heap_size": "Local server: Java heap.",

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from tests.test_layers import LAYERS  # noqa: E402
 
-ROLES = ["shared types", "settings, graph, models, ingest", "the parts methods are made of", "the methods and their registry",
+ROLES = ["shared types and text", "settings, graph, models, ingest", "the parts methods are made of", "the methods and their registry",
          "evaluation", "question synthesis", "application services", "HTTP API and MCP server", "command line"]
 COLOURS = ["#e8eef7", "#dde8f3", "#d2e2ef", "#f6e3c6", "#e4f0dc", "#e0efe9", "#efe0ef", "#f1e6d8", "#f3dede"]
 

@@ -98,7 +98,7 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
     # the shipped presets, by name; a pipeline of the same name in the config file replaces it
     assert ComposeOptions(stages="training-free").pipeline.describe() == \
         "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf " \
-        "rerank=sentences:all-MiniLM-L6-v2:30"
+        "rerank=sentences:all-MiniLM-L6-v2:50"
     assert ComposeOptions(stages="training-free-fast").pipeline.describe() == \
         "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
@@ -318,6 +318,16 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     unweighted = _retriever(sample_graph, settings, embedder, None, "compose",
                             ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}"))
     assert unweighted.params["rerank_weight"] == 0.5 and unweighted.params["rerank_k"] == 20
+    # without an expansion the candidates are all a reranker scores: told N, it reads N of them;
+    # the default N (20) does not raise a smaller candidate_k
+    told = _retriever(sample_graph, settings, embedder, None, "compose",
+                      ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}:9", candidate_k=6))
+    assert told.params["candidate_k"] == 9
+    assert {s["stage"]: s for s in told.search(QUESTION, top_k=3).diagnostic(StageTrace).stages}[
+        "candidates"]["detail"] == "bm25, 9 chunks"
+    assert _retriever(sample_graph, settings, embedder, None, "compose",
+                      ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}", candidate_k=6)).params[
+        "candidate_k"] == 6
     # rerank=RERANKER:N is rerank_k N, written in the line
     lined = ComposeOptions(stages=f"candidates=bm25 expand=ppr fuse=rrf rerank={PACKAGED}:9", candidate_k=6,
                            expand_k=10, rerank_weight=1.0)
@@ -337,8 +347,9 @@ def test_the_training_free_preset_rescores_its_candidates_by_their_best_sentence
     from mhgraph.retrieval.compose import ComposeOptions
 
     preset = _retriever(sample_graph, settings, embedder, None, "compose", ComposeOptions(stages="training-free"))
-    # the reranker's own weight (its record's k-fold choice), all 30 candidates scored
-    assert preset.params["rerank_weight"] == 0.7 and preset.params["rerank_k"] == 30
+    # the reranker's own weight (its record's k-fold choice), 50 candidates, all scored
+    assert preset.params["rerank_weight"] == 0.7 and preset.params["rerank_k"] == 50
+    assert preset.params["candidate_k"] == 50
     assert preset.params["reranker"] == "sentences:all-MiniLM-L6-v2"
     result = preset.search(QUESTION, top_k=3)
     trace = {s["stage"]: s for s in result.diagnostic(StageTrace).stages}

@@ -12,19 +12,25 @@ import pytest
 
 from mhgraph import cypher
 from mhgraph.filters.sources import SourceCatalog
+from mhgraph.graph.capabilities import detect
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.llm import LLM
 from mhgraph.llm.endpoint import OpenAIChat
 from mhgraph.reasoning import demonstrations
 from mhgraph.reasoning.clauses import clauses
 from mhgraph.reasoning.decomposer import LLMDecomposer, OfflineDecomposer
-from mhgraph.reasoning.reasoner import OFFLINE_LABEL, LLMReasoner, OfflineReasoner, Thought
-from mhgraph.reasoning.text import first_sentence, says_answer, sentences
+from mhgraph.reasoning.diagnostics import ReasoningChain
+from mhgraph.reasoning.reasoner import (
+    OFFLINE_LABEL,
+    LLMReasoner,
+    OfflineReasoner,
+    Thought,
+)
+from mhgraph.reasoning.text import first_sentence, says_answer
 from mhgraph.retrieval.decompose import DecomposeRetriever
 from mhgraph.retrieval.ircot import IRCoTRetriever
 from mhgraph.retrieval.vector import VectorRetriever
-from mhgraph.graph.capabilities import detect
-from mhgraph.reasoning.diagnostics import ReasoningChain
+from mhgraph.text import sentences
 from tests.conftest import SAMPLE, eval_run_dir, run_cli, wipe
 from tests.scripted_llm_server import ScriptedServer, Step
 

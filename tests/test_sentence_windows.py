@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from mhgraph.errors import MhgraphError
-from mhgraph.reasoning.text import sentences
 from mhgraph.rerank.base import standardise
 from mhgraph.rerank.models import load_reranker
 from mhgraph.rerank.sentence_store import SentenceStore
@@ -19,6 +18,7 @@ from mhgraph.rerank.sentence_windows import (
     best_sentence_overlap,
     question_windows,
 )
+from mhgraph.text import sentences
 
 QUESTION = ("Which central bank raised its interest rate in July, according to the Financial Times, and which "
             "team won the chess olympiad in Chennai, as reported by the Guardian?")
@@ -141,7 +141,8 @@ def test_the_sentence_store_keeps_a_passages_sentences_and_vectors_by_its_text(t
     with pytest.raises(MhgraphError, match=re.escape(f"{store.path}: holds the sentences of model 'org/model:v1'")):
         SentenceStore(store.path, "another-model")
     (tmp_path / "a-file").write_text("")
-    with pytest.raises(MhgraphError, match="cannot open the sentence store"):
+    with pytest.raises(MhgraphError, match=rf"^{re.escape(str(tmp_path / 'a-file'))}/\S+: cannot open the sentence "
+                                           r"store: [^\n]+$"):
         SentenceStore.for_model(tmp_path / "a-file", "org/model:v1")
 
 
@@ -160,8 +161,25 @@ def test_a_second_reranker_reads_the_sentences_the_first_one_stored(tmp_path, mo
     assert not set(embedded) & {ANSWER, *FILLER}                        # read from the store
     assert second.prepare([ANSWER, FILLER[0], FILLER[0]]) == 1 and len(second.store) == 4
     assert embedded[-1:] == [FILLER[0]]
-    with pytest.raises(MhgraphError, match="has no store to prepare"):
+    with pytest.raises(MhgraphError, match="has no sentence store to prepare: no cache folder was given"):
         SentenceWindowReranker("all-MiniLM-L6-v2").prepare([ANSWER])
+
+
+def test_a_store_that_cannot_be_opened_or_read_leaves_the_reranker_working_in_memory(tmp_path) -> None:
+    (tmp_path / "sentences").write_text("")          # a file where the stores' folder would be
+    with pytest.warns(UserWarning, match="cannot open the sentence store.*in memory only"):
+        blocked = SentenceWindowReranker("all-MiniLM-L6-v2", tmp_path)
+    assert blocked.store is None
+    scores = blocked.score(QUESTION, [ANSWER, FILLER[0]])
+    assert scores[0] > scores[1]
+    with pytest.raises(MhgraphError, match="has no sentence store to prepare: .*cannot open the sentence store"):
+        blocked.prepare([ANSWER])
+    # a store that fails while scoring is dropped, the question still answered
+    reranker = SentenceWindowReranker("all-MiniLM-L6-v2", tmp_path / "cache")
+    reranker.store.close()
+    with pytest.warns(UserWarning, match=r"cannot read the sentence store.*in memory only"):
+        assert reranker.score(QUESTION, [ANSWER, FILLER[0]]) == pytest.approx(scores, abs=1e-5)
+    assert reranker.store is None
 
 
 def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settings, tmp_path) -> None:
@@ -176,7 +194,7 @@ def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settin
     prepare = ("reranker", "prepare", "sentences:all-MiniLM-L6-v2", "--batch-size", "7", "--no-progress")
     result = run_cli(settings, *prepare, env=env)
     assert result.returncode == 0, result.stderr
-    assert f": {len(set(texts))} of {len(texts)} chunks prepared now" in result.stdout
+    assert f": {len(texts)} chunks read, {len(set(texts))} texts prepared now" in result.stdout
     path = Path(re.search(r"store +(\S+)", result.stdout).group(1))
     assert path.parent == tmp_path / "cache" / "sentences"
     store = SentenceStore(path, "all-MiniLM-L6-v2")
@@ -184,7 +202,7 @@ def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settin
     assert store.get([texts[0]])[texts[0]][0] == sentences(texts[0])
     # a second run finds them all stored
     again = run_cli(settings, *prepare, env=env)
-    assert again.returncode == 0 and f": 0 of {len(texts)} chunks prepared now" in again.stdout
+    assert again.returncode == 0 and f": {len(texts)} chunks read, 0 texts prepared now" in again.stdout
     refused = run_cli(settings, "reranker", "prepare", "bi-encoder:all-MiniLM-L6-v2", env=env)
     assert refused.returncode != 0 and "there is nothing to prepare" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1

@@ -18,6 +18,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
 from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.sentence_windows import SENTENCES
 
 
 @dataclass
@@ -25,13 +26,14 @@ class RerankerPreparation:
     reranker: str
     corpus: str
     chunks: int                  # the corpus's chunks read
-    prepared: int                # those computed now (the others were stored already)
+    prepared: int                # the distinct texts computed now (a text stored already, or met twice, once)
     seconds: float
     store: Path
 
     def lines(self) -> list[str]:
-        return [(f"reranker {self.reranker}, corpus '{self.corpus}': {self.prepared} of {self.chunks} chunks "
-                 f"prepared now ({self.chunks - self.prepared} were stored already) in {self.seconds:.0f} s"),
+        return [(f"reranker {self.reranker}, corpus '{self.corpus}': {self.chunks} chunks read, {self.prepared} "
+                 f"texts prepared now (a text stored already or repeated is not prepared again) in "
+                 f"{self.seconds:.0f} s"),
                 f"  store   {self.store}"]
 
 
@@ -40,11 +42,12 @@ def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256,
     """Compute and store what reranker `spec` keeps of each chunk of settings.corpus (or the
     graph's only corpus), `batch_size` chunks at a time; chunks stored already are skipped, so a
     stopped run resumes."""
-    reranker = load_reranker(spec, settings.cache_dir)
-    store = getattr(reranker, "store", None)
-    if not callable(getattr(reranker, "prepare", None)) or store is None:
+    if not spec.startswith(SENTENCES):     # refused before any model loads
         raise MhgraphError(f"reranker '{spec}' keeps nothing of a passage between questions: there is nothing to "
-                           f"prepare (the sentence reranker, sentences:MODEL, has)")
+                           f"prepare (the sentence reranker, {SENTENCES}MODEL, has)")
+    reranker = load_reranker(spec, settings.cache_dir)
+    if reranker.store is None:
+        reranker.prepare([])              # the one-line error: why there is no store
     started = time.perf_counter()
     read = prepared = 0
     with connect(settings) as driver:
@@ -63,4 +66,6 @@ def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256,
                 read += len(page)
                 after = page[-1]["id"]
                 bar.update(len(page))
-    return RerankerPreparation(reranker.name, graph.corpus, read, prepared, time.perf_counter() - started, store.path)
+    reranker.store.close()
+    return RerankerPreparation(reranker.name, graph.corpus, read, prepared, time.perf_counter() - started,
+                               reranker.store.path)

@@ -28,13 +28,8 @@ from mhgraph.filters.sources import SourceCatalog
 from mhgraph.llm import LLM
 from mhgraph.reasoning.clauses import Clause, clauses
 from mhgraph.reasoning.demonstrations import Demonstration
-from mhgraph.reasoning.text import (
-    content_words,
-    first_sentence,
-    overlap,
-    says_answer,
-    sentences,
-)
+from mhgraph.reasoning.text import content_words, first_sentence, overlap, says_answer
+from mhgraph.text import sentences
 from mhgraph.types import RetrievedChunk
 
 OFFLINE_LABEL = "offline reasoner (no language model)"

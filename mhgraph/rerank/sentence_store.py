@@ -40,8 +40,11 @@ def store_path(directory: Path, model_name: str) -> Path:
 
 class SentenceStore:
     """Sentences (JSON) and their vectors (float32, row by row) per passage, in one SQLite file for
-    one model. Safe to share between threads; several processes may write the same file (SQLite's
-    locking, write-ahead log)."""
+    one model. Safe to share between threads; several processes on one machine may write the same
+    file (SQLite's locking and write-ahead log, which a network file system does not support).
+    The file is found by the model's name: a local model retrained under the same path needs its
+    file deleted (deleting one is always safe: it is filled again). It only grows: a chunk edited,
+    or a passage scored that no corpus holds, adds rows."""
 
     def __init__(self, path: Path, model_name: str) -> None:
         self.path = Path(path)
@@ -58,9 +61,16 @@ class SentenceStore:
             if not names:
                 self._db.execute("INSERT INTO model (name) VALUES (?)", (model_name,))
         except (OSError, sqlite3.Error) as exc:
+            self._close_quietly()
             raise MhgraphError(f"{self.path}: cannot open the sentence store: {exc}") from exc
         if names and names[0] != model_name:
+            self._db.close()
             raise MhgraphError(f"{self.path}: holds the sentences of model '{names[0]}', not '{model_name}'")
+
+    def _close_quietly(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
 
     @classmethod
     def for_model(cls, directory: Path, model_name: str) -> SentenceStore:
@@ -75,8 +85,11 @@ class SentenceStore:
             # SQLite binds at most 999 values a statement in old builds
             for start in range(0, len(keys), 500):
                 part = keys[start:start + 500]
-                rows = self._db.execute(f"SELECT key, sentences, vectors, dimensions FROM passages "
-                                        f"WHERE key IN ({', '.join('?' * len(part))})", part).fetchall()
+                try:
+                    rows = self._db.execute(f"SELECT key, sentences, vectors, dimensions FROM passages "
+                                            f"WHERE key IN ({', '.join('?' * len(part))})", part).fetchall()
+                except sqlite3.Error as exc:
+                    raise MhgraphError(f"{self.path}: cannot read the sentence store: {exc}") from exc
                 for key, texts, blob, dimensions in rows:
                     vectors = (np.frombuffer(blob, dtype="<f4").reshape(-1, dimensions) if dimensions
                                else np.zeros((0, 0), dtype=np.float32))
@@ -91,14 +104,19 @@ class SentenceStore:
             dimensions = array.shape[1] if array.ndim == 2 and array.shape[0] else 0
             rows.append((passage_key(passage), json.dumps(list(texts)), array.tobytes(), dimensions))
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
+                self._db.execute("BEGIN IMMEDIATE")
                 self._db.executemany("INSERT OR REPLACE INTO passages (key, sentences, vectors, dimensions) "
                                      "VALUES (?, ?, ?, ?)", rows)
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise MhgraphError(f"{self.path}: cannot write to the sentence store: {exc}") from exc
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -11,11 +11,10 @@ passage is scored by its best sentence, two ways:
   being scored (the candidates are the collection: a word in many of their sentences counts less).
 
 Each is standardised over the passages and the two are added. No trained part: windows are
-counted in words and sentences cut at sentence ends and line breaks. The content words are the
-offline reasoner's (`mhgraph/reasoning/text.py`), whose stop words hold a few that MultiHop-RAG's
-questions use to name their sources ("reported", "article", "source"); on another corpus such a word may be one
-that matters (a neutral list is the next step: docs/methods/compose.md). The window length and the
-idf formula were tried on that benchmark's candidates. Fused with the search's score, the
+counted in words and sentences cut at sentence ends and line breaks, and the content words are
+those left when English function words are dropped (`mhgraph/text.py`), not the offline
+reasoner's list, which drops words MultiHop-RAG's questions use to name their sources. The
+window length and the idf formula were tried on that benchmark's candidates. Fused with the search's score, the
 reranker's own weight is 0.7 (`rerank_weight`, as an exported cross-encoder records one), chosen
 5-fold by question among 1, 0.7 and 0.5 on MultiHop-RAG's development split
 (bench/results/compose-sentences-multihop-rag.md); a pipeline's `rerank_weight` overrides it.
@@ -24,18 +23,19 @@ reranker's own weight is 0.7 (`rerank_weight`, as an exported cross-encoder reco
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from mhgraph.embeddings import load_embedder
 from mhgraph.errors import MhgraphError
-from mhgraph.reasoning.text import content_words, sentences
 from mhgraph.rerank.base import standardise
 from mhgraph.rerank.sentence_store import SentenceStore
+from mhgraph.text import content_words, sentences
 
 SENTENCES = "sentences:"
 # 12 words a window, a new one every 6: about a clause of a long question; a question of 12 words
@@ -99,33 +99,59 @@ class SentenceWindowReranker:
         self._kept: OrderedDict[str, Sentences] = OrderedDict()
         self._kept_sentences = 0
         self._keep = keep
-        # on disk in the cache folder where one is given: a passage is embedded once, not once a process
-        self.store = store if store is not None else (
-            SentenceStore.for_model(Path(cache_dir) / STORE_FOLDER, self.embedder.model_name)
-            if cache_dir is not None else None)
+        # on disk in the cache folder where one is given: a passage is embedded once, not once a
+        # process; a folder that cannot be written leaves the reranker working in memory, with a warning
+        self.store = store
+        self._no_store = "no cache folder was given"
+        if store is None and cache_dir is not None:
+            try:
+                self.store = SentenceStore.for_model(Path(cache_dir) / STORE_FOLDER, self.embedder.model_name)
+            except MhgraphError as exc:
+                self._store_failed(exc)
 
-    def _embed(self, passages: Sequence[str]) -> dict[str, tuple[list[str], np.ndarray]]:
-        """Each passage's sentences and their vectors, embedded now (and stored, where there is a store)."""
+    def _store_failed(self, exc: MhgraphError) -> None:
+        self.store, self._no_store = None, str(exc)
+        warnings.warn(f"{exc}; the sentence reranker keeps its sentences in memory only", stacklevel=3)
+
+    def _embed(self, passages: Sequence[str], *, must_store: bool = False) -> dict[str, tuple[list[str], np.ndarray]]:
+        """Each passage's sentences and their vectors, embedded now, and stored where there is a
+        store (a store that fails is dropped with a warning, unless `must_store`)."""
+        if not passages:
+            return {}
         cut = [sentences(p) for p in passages]
         vectors = np.asarray(self.embedder.embed_documents([s for parts in cut for s in parts]), dtype=np.float32)
         embedded, start = {}, 0
         for passage, parts in zip(passages, cut):
             embedded[passage] = (parts, vectors[start:start + len(parts)])
             start += len(parts)
-        if self.store is not None and embedded:
-            self.store.put(embedded)
+        if self.store is not None:
+            try:
+                self.store.put(embedded)
+            except MhgraphError as exc:
+                if must_store:
+                    raise
+                self._store_failed(exc)
         return embedded
 
     def prepare(self, passages: Sequence[str]) -> int:
         """Embed and store the sentences of those `passages` the store does not hold yet, so that no
         question pays for them (`mhgraph reranker prepare`); the number embedded."""
         if self.store is None:
-            raise MhgraphError(f"reranker '{self.name}' has no store to prepare: give it a cache folder")
+            raise MhgraphError(f"reranker '{self.name}' has no sentence store to prepare: {self._no_store}")
         unique = list(dict.fromkeys(passages))
         stored = self.store.get(unique)
         missing = [p for p in unique if p not in stored]
-        self._embed(missing)
+        self._embed(missing, must_store=True)
         return len(missing)
+
+    def _stored(self, passages: Sequence[str]) -> dict[str, tuple[list[str], np.ndarray]]:
+        if self.store is None:
+            return {}
+        try:
+            return self.store.get(passages)
+        except MhgraphError as exc:
+            self._store_failed(exc)
+            return {}
 
     def _sentences(self, passages: Sequence[str]) -> dict[str, Sentences]:
         """Each passage's sentences, their vectors and words: kept in memory, else read from the
@@ -134,7 +160,7 @@ class SentenceWindowReranker:
         missing = list(dict.fromkeys(p for p in passages if p not in self._kept))
         found: dict[str, Sentences] = {}
         if missing:
-            read = self.store.get(missing) if self.store is not None else {}
+            read = self._stored(missing)
             read.update(self._embed([p for p in missing if p not in read]))
             for passage in missing:
                 parts, vectors = read[passage]

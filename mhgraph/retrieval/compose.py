@@ -2,10 +2,11 @@
 
     filter -> candidates -> expansion -> fusion -> rerank -> balance -> diversify
 
-1. candidates: `candidate_k` chunks by vector, bm25 or hybrid; with a filter, metarag's filtered
-   search (its extractor, vector or hybrid inside the filter), with share=source each source the
-   filter names searched apart for its share. On a corpus whose chunks have no source and no date
-   the filter is skipped, with a note.
+1. candidates: `candidate_k` chunks by vector, bm25 or hybrid (without an expansion, at least
+   the N of `rerank=RERANKER:N` or `rerank_k`: a reranker told to score 50 reads 50 candidates);
+   with a filter, metarag's filtered search (its extractor, vector or hybrid inside the filter),
+   with share=source each source the filter names searched apart for its share. On a corpus
+   whose chunks have no source and no date the filter is skipped, with a note.
 2. expansion: each method named ranks `expand_k` chunks of its own, told the candidates (a
    method that can use them does: ppr seeds its walk with them; the others search from the
    question). A method whose layer is missing says which command builds it, before anything runs.
@@ -53,9 +54,10 @@ from mhgraph.types import Hop, RetrievalResult, RetrievedChunk
 DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # pipelines shipped by name, each chosen 5-fold by question on MultiHop-RAG's development split
 # (docs/methods/compose.md): training-free among the training-free pipelines that may ship (no
-# stage that calls a language model when one is configured; compose-sentences-multihop-rag.md);
+# stage that calls a language model when one is configured; compose-stored-multihop-rag.md: its
+# reranker over 50 candidates, the sentences prepared with 'mhgraph reranker prepare');
 # training-free-fast, the same search without its reranker, the best of those without one
-# (compose-words-multihop-rag.md; p50 94 ms against 159, p95 202 against 1,452 where the
+# (compose-words-multihop-rag.md; p50 76 ms against 126 prepared, 159 unprepared, where the
 # reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
 # cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
 # reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold;
@@ -63,7 +65,7 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 SEARCH = "filter=rules:drop-words share=source candidates=hybrid:200"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
-PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank=sentences:all-MiniLM-L6-v2:30",
+PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank=sentences:all-MiniLM-L6-v2:50",
                            "training-free-fast": SEARCH,
                            "in-domain": f"{SEARCH} rerank={IN_DOMAIN_RERANKER}:30"}
 
@@ -213,7 +215,8 @@ class ComposeOptions(MethodOptions):
                          flag="--stages")
     pipelines: dict[str, str] = option({}, "Named pipelines, NAME = a stages line; '--stages NAME' runs one "
                                            "(a name shipped with mhgraph is replaced).")
-    candidate_k: int = option(30, "Chunks the candidates stage passes on.", ge=1)
+    candidate_k: int = option(30, "Chunks the candidates stage passes on (without an expansion, at least "
+                                  "the N the stages line or rerank_k gives the reranker).", ge=1)
     expand_k: int = option(10, "Chunks each expansion method ranks.", ge=1)
     expand_weight: float = option(1.0, "Each expansion's ranking's weight in the fusion, the candidates' being 1 "
                                        "(below 1, the expansions add chunks more than they reorder the "
@@ -263,6 +266,11 @@ def _has_metadata(ctx: BuildContext) -> bool:
 def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     stages = options.pipeline
     rerank_k = _scored(stages, options.rerank_k)     # a conflict is one line before any model loads
+    # without an expansion the candidates are all the reranker can score: told to score N (the
+    # line's RERANKER:N or rerank_k, not the default), it gets N of them
+    told = stages.rerank_k or options.rerank_k
+    candidate_k = (max(options.candidate_k, told) if stages.rerank and told and not stages.expand
+                   else options.candidate_k)
     g, settings = ctx.graph, ctx.settings
     note = None
     if stages.filter and not _has_metadata(ctx):
@@ -278,7 +286,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         _same_depth(stages, metarag.hybrid_depth if stages.candidates == "hybrid" else None)
         _same_words(stages, metarag.filter_words if stages.candidates == "hybrid" else "keep")
         metarag = metarag.model_copy(update={
-            "filter_extractor": stages.filter, "search": stages.candidates, "candidates": options.candidate_k,
+            "filter_extractor": stages.filter, "search": stages.candidates, "candidates": candidate_k,
             "per_source": stages.share == "source", "hybrid_depth": stages.depth,
             "filter_words": stages.filter_words, "rerank": False})
         candidates = registry.build_retriever("metarag", g, settings, metarag, **components)
@@ -296,7 +304,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
                         getattr(reranker, "corpus_facts", None))
-    return ComposedRetriever(stages, candidates, expansions, candidate_k=options.candidate_k,
+    return ComposedRetriever(stages, candidates, expansions, candidate_k=candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
                              note=note)

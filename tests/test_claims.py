@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mhgraph.claims.names import name_key
+from mhgraph.claims.names import name_key, node_key
 
 pytest.importorskip("spacy", reason="the claims extra (pip install -e '.[claims]') is not installed")
 
@@ -77,6 +77,12 @@ def test_name_keys_merge_spellings() -> None:
     assert name_key("Veltrix Robotics, Inc.") == name_key("VELTRIX ROBOTICS") == "veltrix robotics"
     assert name_key("Sam Bankman-Fried") == "sam bankman fried"
     assert name_key("Co") == "co"   # a name that is only a suffix stays
+
+
+def test_a_node_is_stored_under_its_name_key_or_the_key_it_was_merged_into() -> None:
+    merged = {"fed": "federal reserve"}
+    assert node_key("The Fed's", merged) == "federal reserve" and node_key("The Verge's", merged) == "verge"
+    assert node_key("?!", merged) == "?!"                # no name key: the name in lower case
 
 
 # -- the claim layer in Neo4j ------------------------------------------------------------------

@@ -36,7 +36,7 @@ from mhgraph.claims.merge import (
     alias_map,
     merge_all,
 )
-from mhgraph.claims.names import name_key
+from mhgraph.claims.names import node_key
 from mhgraph.claims.synonyms import SynonymSummary, link_synonyms
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.graph.capabilities import detect
@@ -151,10 +151,7 @@ class ClaimBatchWriter:
     def _key(self, label: str, name: str | None) -> str | None:
         """The node key `name` is written under: its name key, or the key it was merged into (None
         for no name: a claim without a topic)."""
-        if name is None:
-            return None
-        key = name_key(name) or name.lower()
-        return self.merged[label].get(key, key)
+        return None if name is None else node_key(name, self.merged[label])
 
     def __call__(self, batch: Sequence[Any]) -> int:
         """Claims written for `batch` (records or dicts with chunk_id, document_id, text, title)."""

@@ -25,7 +25,7 @@ from mhgraph import cypher
 from mhgraph.claims.build import CLAIM_INDEX, claim_count
 from mhgraph.claims.diagnostics import ClaimTrail
 from mhgraph.claims.merge import alias_map
-from mhgraph.claims.names import name_key
+from mhgraph.claims.names import node_key
 from mhgraph.claims.targets import LLMTargetFinder, OfflineTargetFinder, TargetFinder
 from mhgraph.embeddings import TextEmbedder
 from mhgraph.errors import MhgraphError
@@ -57,8 +57,7 @@ class ClaimsRetriever(Retriever):
         self.aliases = alias_map(driver, database, corpus, "Target")
 
     def _key(self, name: str) -> str:
-        key = name_key(name) or name.lower()
-        return self.aliases.get(key, key)
+        return node_key(name, self.aliases)
 
     @property
     def params(self) -> dict[str, Any]:

@@ -114,10 +114,10 @@ def test_sentences_are_embedded_once_and_kept_up_to_the_bound(monkeypatch) -> No
     assert sentences_embedded() == [ANSWER, *FILLER[:2]]        # nothing embedded again
     # ANSWER was scored last, so the new passage pushes out the two-sentence one (3 sentences at most)
     reranker.dense(QUESTION, [FILLER[2]])
-    assert list(reranker._kept) == [ANSWER, FILLER[2]] and reranker._kept_sentences == 2
+    assert list(reranker._kept) == [ANSWER, FILLER[2]] and reranker._kept.size == 2
     # more sentences in one call than the bound: every passage is still scored
     assert len(reranker.dense(QUESTION, [two, " ".join(FILLER), ANSWER])) == 3
-    assert reranker._kept_sentences <= 3
+    assert reranker._kept.size <= 3
 
 
 def test_its_own_fusion_weight_applies_unless_one_is_given() -> None:

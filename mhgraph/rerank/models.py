@@ -17,16 +17,17 @@
   question, loads as a plain cross-encoder path for other data;
 - a folder `mhgraph reranker export` wrote (reranker.json beside model.onnx), run with ONNX Runtime,
   and `multihop-rag-minilm`, the one the package carries (mhgraph/data/reranker/): the cross-encoder
-  trained here on every development question, exported with int8 weights.
+  trained here on every development question, exported with int8 weights;
+- `A+B`: any of these combined (`combined.py`), each one's scores standardised, then averaged
+  (`kfold:DIR+sentences:MODEL`); a pair token limit reaches the cross-encoders among them.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import warnings
-from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -35,6 +36,8 @@ from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
+from mhgraph.rerank.combined import JOIN, CombinedReranker
+from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
 from mhgraph.training.folds import KFold
@@ -143,19 +146,13 @@ class BiEncoderReranker:
     def __init__(self, model: str, cache_dir: Path | None = None, *, keep: int = 50_000) -> None:
         self.embedder = load_embedder(model, cache_dir)
         self.name = f"{BI_ENCODER}{self.embedder.model_name}"
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._keep = keep
+        self._vectors: KeptPassages[np.ndarray] = KeptPassages(keep)
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        missing = list(dict.fromkeys(p for p in passages if p not in self._vectors))
-        if missing:
-            for text, vector in zip(missing, self.embedder.embed_documents(missing)):
-                self._vectors[text] = vector
-        vectors = {p: self._vectors[p] for p in passages}   # taken before the oldest are dropped
-        while len(self._vectors) > self._keep:
-            self._vectors.popitem(last=False)
+        vectors = self._vectors.take(passages, lambda missing: dict(zip(missing,
+                                                                        self.embedder.embed_documents(missing))))
         q = self.embedder.embed_queries([query])[0]
         return [float(np.dot(q, vectors[p])) for p in passages]
 
@@ -165,13 +162,27 @@ def is_flag_model(spec: str) -> bool:
     return "bge-reranker" in Path(spec).name.lower() or "bge-reranker" in spec.lower()
 
 
+def _reads_pairs(spec: str) -> bool:
+    """Whether reranker `spec` reads (question, passage) pairs cut to a token limit: a cross-encoder."""
+    return not (spec == NANORANKER or spec.startswith((BI_ENCODER, SENTENCES)))
+
+
 def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None = None,
                   bf16: bool | None = None, max_length: int | None = None) -> Reranker:
     """The reranker `spec` names; cross-encoders score under bfloat16 autocast where bf16 is True
     (None: where the device runs it fast). `max_length`: the tokens a (question, passage) pair is
     cut to (None: the reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length); only
     cross-encoders have one."""
-    if max_length is not None and (spec == NANORANKER or spec.startswith((BI_ENCODER, SENTENCES))):
+    if JOIN in spec and not Path(spec).exists():     # a path may hold a "+"
+        names = [part.strip() for part in spec.split(JOIN)]
+        if not all(names):
+            raise MhgraphError(f"reranker '{spec}': write the rerankers combined as A{JOIN}B, none empty")
+        if max_length is not None and not any(_reads_pairs(n) for n in names):
+            raise MhgraphError(f"reranker '{spec}' holds no cross-encoder: a pair token limit (rerank_tokens) "
+                               f"does not apply to it")
+        return CombinedReranker([load_reranker(n, cache_dir, device, bf16, max_length if _reads_pairs(n) else None)
+                                 for n in names])
+    if max_length is not None and not _reads_pairs(spec):
         raise MhgraphError(f"reranker '{spec}' is not a cross-encoder: a pair token limit (rerank_tokens) "
                            f"does not apply to it")
     if spec == NANORANKER:

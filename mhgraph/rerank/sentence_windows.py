@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +34,7 @@ import numpy as np
 from mhgraph.embeddings import load_embedder
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import standardise
+from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.sentence_store import SentenceStore
 from mhgraph.text import content_words, sentences
 
@@ -96,9 +97,7 @@ class SentenceWindowReranker:
                  store: SentenceStore | None = None) -> None:
         self.embedder = load_embedder(model, cache_dir)
         self.name = f"{SENTENCES}{self.embedder.model_name}"
-        self._kept: OrderedDict[str, Sentences] = OrderedDict()
-        self._kept_sentences = 0
-        self._keep = keep
+        self._kept: KeptPassages[Sentences] = KeptPassages(keep, lambda found: len(found.texts))
         # on disk in the cache folder where one is given: a passage is embedded once, not once a
         # process; a folder that cannot be written leaves the reranker working in memory, with a warning
         self.store = store
@@ -155,27 +154,14 @@ class SentenceWindowReranker:
 
     def _sentences(self, passages: Sequence[str]) -> dict[str, Sentences]:
         """Each passage's sentences, their vectors and words: kept in memory, else read from the
-        store, else embedded now; the least recently scored are dropped from memory past the bound,
-        after this call's are taken."""
-        missing = list(dict.fromkeys(p for p in passages if p not in self._kept))
-        found: dict[str, Sentences] = {}
-        if missing:
-            read = self._stored(missing)
-            read.update(self._embed([p for p in missing if p not in read]))
-            for passage in missing:
-                parts, vectors = read[passage]
-                found[passage] = Sentences(parts, vectors, [frozenset(content_words(s)) for s in parts])
-        for passage in dict.fromkeys(passages):
-            if passage in found:
-                self._kept[passage] = found[passage]
-                self._kept_sentences += len(found[passage].texts)
-            else:
-                self._kept.move_to_end(passage)
-                found[passage] = self._kept[passage]
-        while self._kept_sentences > self._keep and self._kept:
-            _, dropped = self._kept.popitem(last=False)
-            self._kept_sentences -= len(dropped.texts)
-        return found
+        store, else embedded now."""
+        return self._kept.take(passages, self._read)
+
+    def _read(self, passages: list[str]) -> dict[str, Sentences]:
+        read = self._stored(passages)
+        read.update(self._embed([p for p in passages if p not in read]))
+        return {p: Sentences(parts, vectors, [frozenset(content_words(s)) for s in parts])
+                for p, (parts, vectors) in read.items()}
 
     def dense(self, query: str, passages: Sequence[str]) -> list[float]:
         """Per passage, the highest cosine between a window of the question and one of its

@@ -1,0 +1,39 @@
+"""`CombinedReranker`: several rerankers as one (`A+B`, e.g.
+`kfold:models/reranker-onnx+sentences:all-MiniLM-L6-v2`): each one's scores standardised over
+the passages, then averaged, so that no reranker's scale outweighs another's. A cross-encoder
+reads the whole passage against the whole question; the sentence reranker finds the one sentence
+that answers one part of it: they err on different chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+
+from mhgraph.rerank.base import Reranker, standardise
+
+JOIN = "+"
+
+
+class CombinedReranker:
+    """The mean of the rerankers' standardised scores. Its fusion weight is the mean of theirs
+    (a reranker without one counts 1); what a part records of its training (corpus_facts, the
+    questions it saw) is the combination's, so a part trained in-domain labels the whole."""
+
+    def __init__(self, parts: Sequence[Reranker]) -> None:
+        if len(parts) < 2:
+            raise ValueError("a combination needs two rerankers or more")
+        self.parts = list(parts)
+        self.name = JOIN.join(p.name for p in self.parts)
+        self.rerank_weight = fmean(float(getattr(p, "rerank_weight", 1.0)) for p in self.parts)
+        self.corpus_facts = next((facts for p in self.parts if (facts := getattr(p, "corpus_facts", None))), None)
+        self._seeing = [p for p in self.parts if callable(getattr(p, "saw", None))]
+
+    def saw(self, question: str) -> bool:
+        """Whether any part was trained on `question`: the combination's scores for it are not held out."""
+        return any(p.saw(question) for p in self._seeing)
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        scored = [standardise(p.score(query, passages)) for p in self.parts]
+        return [fmean(values) for values in zip(*scored)]

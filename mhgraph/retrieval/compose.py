@@ -57,17 +57,19 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # stage that calls a language model when one is configured; compose-stored-multihop-rag.md: its
 # reranker over 50 candidates, the sentences prepared with 'mhgraph reranker prepare');
 # training-free-fast, the same search without its reranker, the best of those without one
-# (compose-words-multihop-rag.md; p50 76 ms against 126 prepared, 159 unprepared, where the
+# (compose-words-multihop-rag.md; p50 76 ms against 102 prepared, 159 unprepared, where the
 # reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
 # cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
-# reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold;
-# compose-pool-multihop-rag.md says why the rerankers score all 30 candidates
+# reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold,
+# combined with the sentence reranker (compose-combined-multihop-rag.md; fused at the mean of the
+# two's own weights, 0.6); compose-pool-multihop-rag.md says why the rerankers score all 30 candidates
 SEARCH = "filter=rules:drop-words share=source candidates=hybrid:200"
+SENTENCE_RERANKER = "sentences:all-MiniLM-L6-v2"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
-PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank=sentences:all-MiniLM-L6-v2:50",
+PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank={SENTENCE_RERANKER}:50",
                            "training-free-fast": SEARCH,
-                           "in-domain": f"{SEARCH} rerank={IN_DOMAIN_RERANKER}:30"}
+                           "in-domain": f"{SEARCH} rerank={IN_DOMAIN_RERANKER}+{SENTENCE_RERANKER}:30"}
 
 
 class ComposedRetriever(Retriever):

@@ -324,6 +324,9 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     told = _retriever(sample_graph, settings, embedder, None, "compose",
                       ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}:9", candidate_k=6))
     assert told.params["candidate_k"] == 9
+    assert _retriever(sample_graph, settings, embedder, None, "compose",       # rerank_k set, not in the line
+                      ComposeOptions(stages=f"candidates=bm25 rerank={PACKAGED}", candidate_k=6, rerank_k=9)).params[
+        "candidate_k"] == 9
     assert {s["stage"]: s for s in told.search(QUESTION, top_k=3).diagnostic(StageTrace).stages}[
         "candidates"]["detail"] == "bm25, 9 chunks"
     assert _retriever(sample_graph, settings, embedder, None, "compose",

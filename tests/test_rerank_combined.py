@@ -40,7 +40,9 @@ def test_a_pair_token_limit_reaches_only_the_cross_encoders_and_training_labels_
     combined = load_reranker(f"{PACKAGED}+sentences:all-MiniLM-L6-v2", max_length=128)
     cross_encoder, sentences = combined.parts
     assert cross_encoder.max_length == 128 and not hasattr(sentences, "max_length")
-    assert combined.corpus_facts == cross_encoder.corpus_facts and combined.corpus_facts
+    assert combined.corpus_facts == cross_encoder.corpus_facts and combined.corpus_facts["corpus"]
+    # its fusion weight: the mean of the packaged cross-encoder's recorded 0.5 and the sentences' 0.7
+    assert fusion_weight(combined, None) == pytest.approx(0.6)
     # the packaged cross-encoder was trained on every development question: so was the combination
     seen = load_questions(default_questions_path(), limit=1)[0].query
     assert cross_encoder.saw(seen) and combined.saw(seen)

@@ -203,6 +203,11 @@ def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settin
     # a second run finds them all stored
     again = run_cli(settings, *prepare, env=env)
     assert again.returncode == 0 and f": {len(texts)} chunks read, 0 texts prepared now" in again.stdout
+    # of a combination, the part that keeps something (the other is not loaded: its folder is missing)
+    combined = run_cli(settings, "reranker", "prepare", "kfold:no-such-folder+sentences:all-MiniLM-L6-v2",
+                       "--no-progress", env=env)
+    assert combined.returncode == 0, combined.stderr
+    assert f"reranker sentences:all-MiniLM-L6-v2, corpus 'sample': {len(texts)} chunks read, 0 texts" in combined.stdout
     refused = run_cli(settings, "reranker", "prepare", "bi-encoder:all-MiniLM-L6-v2", env=env)
     assert refused.returncode != 0 and "there is nothing to prepare" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1

@@ -17,6 +17,7 @@ from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
+from mhgraph.rerank.combined import combined_parts
 from mhgraph.rerank.models import load_reranker
 from mhgraph.rerank.sentence_windows import SENTENCES
 
@@ -38,34 +39,42 @@ class RerankerPreparation:
 
 
 def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256,
-                     progress: bool = True) -> RerankerPreparation:
+                     progress: bool = True) -> list[RerankerPreparation]:
     """Compute and store what reranker `spec` keeps of each chunk of settings.corpus (or the
     graph's only corpus), `batch_size` chunks at a time; chunks stored already are skipped, so a
-    stopped run resumes."""
-    if not spec.startswith(SENTENCES):     # refused before any model loads
+    stopped run resumes. Of a combination (`A+B`), each part that keeps something is prepared (the
+    others are not loaded)."""
+    keeping = [part for part in combined_parts(spec) or [spec] if part.startswith(SENTENCES)]
+    if not keeping:                       # refused before any model loads
         raise MhgraphError(f"reranker '{spec}' keeps nothing of a passage between questions: there is nothing to "
                            f"prepare (the sentence reranker, {SENTENCES}MODEL, has)")
-    reranker = load_reranker(spec, settings.cache_dir)
-    if reranker.store is None:
-        reranker.prepare([])              # the one-line error: why there is no store
+    rerankers = [load_reranker(part, settings.cache_dir) for part in keeping]
+    for reranker in rerankers:
+        if reranker.store is None:
+            reranker.prepare([])          # the one-line error: why there is no store
     started = time.perf_counter()
-    read = prepared = 0
+    read, prepared = 0, [0] * len(rerankers)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         total = driver.execute_query(cypher.load("rerank/chunk_count"), corpus=graph.corpus, database_=graph.database,
                                      routing_=neo4j.RoutingControl.READ).records[0]["chunks"]
         after = ""
-        with tqdm(total=total, desc=f"prepare {reranker.name}", unit="chunk", disable=not progress) as bar:
+        names = ", ".join(r.name for r in rerankers)
+        with tqdm(total=total, desc=f"prepare {names}", unit="chunk", disable=not progress) as bar:
             while True:
                 page = driver.execute_query(cypher.load("rerank/chunk_texts"), corpus=graph.corpus, after=after,
                                             limit=batch_size, database_=graph.database,
                                             routing_=neo4j.RoutingControl.READ).records
                 if not page:
                     break
-                prepared += reranker.prepare([r["text"] or "" for r in page])
+                texts = [r["text"] or "" for r in page]
+                for i, reranker in enumerate(rerankers):
+                    prepared[i] += reranker.prepare(texts)
                 read += len(page)
                 after = page[-1]["id"]
                 bar.update(len(page))
-    reranker.store.close()
-    return RerankerPreparation(reranker.name, graph.corpus, read, prepared, time.perf_counter() - started,
-                               reranker.store.path)
+    seconds = time.perf_counter() - started
+    for reranker in rerankers:
+        reranker.store.close()
+    return [RerankerPreparation(r.name, graph.corpus, read, n, seconds, r.store.path)
+            for r, n in zip(rerankers, prepared)]

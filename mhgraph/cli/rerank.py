@@ -153,10 +153,11 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
 def prepare_cmd(ctx: click.Context, reranker: str, corpus: str | None, batch_size: int, no_progress: bool) -> None:
     """Compute what RERANKER keeps of each chunk of a corpus ahead of its questions, in the cache
     folder, so that no question pays for it: for sentences:MODEL, every chunk's sentences and their
-    vectors (about 15 chunks a second on two cores with all-MiniLM-L6-v2). Chunks stored already are
-    skipped: run it again after an ingest, or resume a stopped run."""
+    vectors (about 15 chunks a second on two cores with all-MiniLM-L6-v2); of a combination (A+B),
+    each part that keeps something. Chunks stored already are skipped: run it again after an ingest,
+    or resume a stopped run."""
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus)
-    click.echo("\n".join(prepare_reranker(settings, reranker, batch_size=batch_size,
-                                          progress=not no_progress).lines()))
+    for prepared in prepare_reranker(settings, reranker, batch_size=batch_size, progress=not no_progress):
+        click.echo("\n".join(prepared.lines()))

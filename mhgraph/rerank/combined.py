@@ -7,11 +7,20 @@ that answers one part of it: they err on different chunks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from statistics import fmean
 
 from mhgraph.rerank.base import Reranker, standardise
 
 JOIN = "+"
+
+
+def combined_parts(spec: str) -> list[str] | None:
+    """The rerankers `spec` combines (`A+B`), or None where it names one (a path that exists may
+    hold a "+")."""
+    if JOIN not in spec or Path(spec).exists():
+        return None
+    return [part.strip() for part in spec.split(JOIN)]
 
 
 class CombinedReranker:
@@ -25,7 +34,9 @@ class CombinedReranker:
         self.parts = list(parts)
         self.name = JOIN.join(p.name for p in self.parts)
         self.rerank_weight = fmean(float(getattr(p, "rerank_weight", 1.0)) for p in self.parts)
-        self.corpus_facts = next((facts for p in self.parts if (facts := getattr(p, "corpus_facts", None))), None)
+        # the first part that knows the corpus it learned on (an export without a record knows none)
+        self.corpus_facts = next((facts for p in self.parts
+                                  if (facts := getattr(p, "corpus_facts", None)) and facts.get("corpus")), None)
         self._seeing = [p for p in self.parts if callable(getattr(p, "saw", None))]
 
     def saw(self, question: str) -> bool:

@@ -3,6 +3,7 @@ a chunk comes back for many questions (a passage's vector, its sentences and the
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Generic, TypeVar
@@ -19,23 +20,27 @@ class KeptPassages(Generic[Value]):
         self.size = 0
         self._weigh = weigh
         self._values: OrderedDict[str, Value] = OrderedDict()
+        # an evaluation's workers share one reranker: the bookkeeping is locked, not the computing
+        self._lock = threading.Lock()
 
     def take(self, passages: Sequence[str],
              compute: Callable[[list[str]], dict[str, Value]]) -> dict[str, Value]:
         """Each distinct passage's value: kept ones as they are, the others from
         `compute(missing passages)`, then kept."""
-        missing = [p for p in dict.fromkeys(passages) if p not in self._values]
-        found = compute(missing) if missing else {}
-        for passage in dict.fromkeys(passages):
-            if passage in found:
+        wanted = list(dict.fromkeys(passages))
+        with self._lock:
+            found = {p: self._values[p] for p in wanted if p in self._values}
+        missing = [p for p in wanted if p not in found]
+        found.update(compute(missing) if missing else {})
+        with self._lock:
+            for passage in wanted:
+                if passage in self._values:        # kept, or kept meanwhile by another thread
+                    self.size -= self._weight(self._values.pop(passage))
                 self._values[passage] = found[passage]
                 self.size += self._weight(found[passage])
-            else:
-                self._values.move_to_end(passage)
-                found[passage] = self._values[passage]
-        while self.size > self.bound and self._values:
-            _, dropped = self._values.popitem(last=False)
-            self.size -= self._weight(dropped)
+            while self.size > self.bound and self._values:
+                _, dropped = self._values.popitem(last=False)
+                self.size -= self._weight(dropped)
         return found
 
     def _weight(self, value: Value) -> int:

@@ -36,7 +36,7 @@ from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
-from mhgraph.rerank.combined import JOIN, CombinedReranker
+from mhgraph.rerank.combined import JOIN, CombinedReranker, combined_parts
 from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
@@ -173,8 +173,7 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
     (None: where the device runs it fast). `max_length`: the tokens a (question, passage) pair is
     cut to (None: the reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length); only
     cross-encoders have one."""
-    if JOIN in spec and not Path(spec).exists():     # a path may hold a "+"
-        names = [part.strip() for part in spec.split(JOIN)]
+    if (names := combined_parts(spec)) is not None:
         if not all(names):
             raise MhgraphError(f"reranker '{spec}': write the rerankers combined as A{JOIN}B, none empty")
         if max_length is not None and not any(_reads_pairs(n) for n in names):

@@ -123,9 +123,10 @@ class SentenceWindowReranker:
         for passage, parts in zip(passages, cut):
             embedded[passage] = (parts, vectors[start:start + len(parts)])
             start += len(parts)
-        if self.store is not None:
+        store = self.store                     # once: another thread may drop a failing store
+        if store is not None:
             try:
-                self.store.put(embedded)
+                store.put(embedded)
             except MhgraphError as exc:
                 if must_store:
                     raise
@@ -144,10 +145,11 @@ class SentenceWindowReranker:
         return len(missing)
 
     def _stored(self, passages: Sequence[str]) -> dict[str, tuple[list[str], np.ndarray]]:
-        if self.store is None:
+        store = self.store
+        if store is None:
             return {}
         try:
-            return self.store.get(passages)
+            return store.get(passages)
         except MhgraphError as exc:
             self._store_failed(exc)
             return {}

@@ -57,8 +57,8 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # stage that calls a language model when one is configured; compose-stored-multihop-rag.md: its
 # reranker over 50 candidates, the sentences prepared with 'mhgraph reranker prepare');
 # training-free-fast, the same search without its reranker, the best of those without one
-# (compose-words-multihop-rag.md; p50 76 ms against 102 prepared, 159 unprepared, where the
-# reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
+# (compose-stored-multihop-rag.md: p50 76 ms against 102 prepared; unprepared, over 30
+# candidates, 159, where the reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
 # cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
 # reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold,
 # combined with the sentence reranker (compose-combined-multihop-rag.md; fused at the mean of the
@@ -229,8 +229,9 @@ class ComposeOptions(MethodOptions):
                                         "differs from the line's N is an error.", ge=1)
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
                                               "standardised (1: the reranker's order alone; default: the "
-                                              "reranker's own, as an exported one records it or 0.7 for "
-                                              "sentences:MODEL, else 1).", ge=0.0, le=1.0)
+                                              "reranker's own, as an exported one records it, 0.7 for "
+                                              "sentences:MODEL, the mean of its parts' for A+B, else 1).",
+                                         ge=0.0, le=1.0)
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
 
     @model_validator(mode="after")

@@ -229,15 +229,16 @@ class MetaRAGOptions(MethodOptions):
                           env=("MHGRAPH_HYBRID_ALPHA",), legacy=("hybrid_alpha",))
     reranker: str | None = option(
         None, "Rerank the candidates with: a cross-encoder name or path, an exported ONNX folder, "
-        "multihop-rag-minilm (the packaged one), nanoranker, bi-encoder:MODEL, sentences:MODEL or kfold:DIR.",
+        "multihop-rag-minilm (the packaged one), nanoranker, bi-encoder:MODEL, sentences:MODEL or kfold:DIR; "
+        "A+B combines several.",
         flag="--reranker", env=("MHGRAPH_RERANKER",), legacy=("reranker",))
     rerank: bool | None = option(
         None, f"Rerank the candidates (with the reranker named, else {DEFAULT_RERANKER}); off: no reranking "
         "even if a reranker is named.", flag="--rerank")
     rerank_weight: float | None = option(
         None, "The reranker's weight fused with the search's score, each standardised (default: the reranker's "
-        "own: 0.5 for the packaged cross-encoder, 0.7 for sentences:MODEL, else 1: its order alone, as the "
-        "original).",
+        "own: 0.5 for the packaged cross-encoder, 0.7 for sentences:MODEL, the mean of its parts' for A+B, "
+        "else 1: its order alone, as the original).",
         flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
     hybrid_depth: int | None = option(

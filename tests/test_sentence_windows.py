@@ -134,6 +134,7 @@ def test_the_sentence_store_keeps_a_passages_sentences_and_vectors_by_its_text(t
     again = SentenceStore.for_model(tmp_path, "org/model:v1")             # another process, the same file
     found = again.get(["A. B.", "", "never stored"])
     assert set(found) == {"A. B.", ""} and len(again) == 2
+    assert again.held(["A. B.", "", "never stored"]) == {"A. B.", ""}
     assert found["A. B."][0] == ["A.", "B."] and np.array_equal(found["A. B."][1], vectors)
     assert found[""][0] == [] and found[""][1].shape[0] == 0
     # names a file cannot hold do not make two models share one

@@ -80,21 +80,29 @@ class SentenceStore:
         """The stored sentences and vectors of those `passages` the store holds."""
         by_key = {passage_key(p): p for p in passages}
         found: dict[str, tuple[list[str], np.ndarray]] = {}
-        keys = list(by_key)
+        for key, texts, blob, dimensions in self._rows("key, sentences, vectors, dimensions", list(by_key)):
+            vectors = (np.frombuffer(blob, dtype="<f4").reshape(-1, dimensions) if dimensions
+                       else np.zeros((0, 0), dtype=np.float32))
+            found[by_key[key]] = (json.loads(texts), vectors)
+        return found
+
+    def held(self, passages: Iterable[str]) -> set[str]:
+        """Those `passages` the store holds, read by key alone (not their vectors)."""
+        by_key = {passage_key(p): p for p in passages}
+        return {by_key[key] for (key,) in self._rows("key", list(by_key))}
+
+    def _rows(self, columns: str, keys: list[bytes]) -> list[tuple]:
+        rows: list[tuple] = []
         with self._lock:
             # SQLite binds at most 999 values a statement in old builds
             for start in range(0, len(keys), 500):
                 part = keys[start:start + 500]
                 try:
-                    rows = self._db.execute(f"SELECT key, sentences, vectors, dimensions FROM passages "
-                                            f"WHERE key IN ({', '.join('?' * len(part))})", part).fetchall()
+                    rows += self._db.execute(f"SELECT {columns} FROM passages "
+                                             f"WHERE key IN ({', '.join('?' * len(part))})", part).fetchall()
                 except sqlite3.Error as exc:
                     raise MhgraphError(f"{self.path}: cannot read the sentence store: {exc}") from exc
-                for key, texts, blob, dimensions in rows:
-                    vectors = (np.frombuffer(blob, dtype="<f4").reshape(-1, dimensions) if dimensions
-                               else np.zeros((0, 0), dtype=np.float32))
-                    found[by_key[key]] = (json.loads(texts), vectors)
-        return found
+        return rows
 
     def put(self, items: Mapping[str, tuple[Sequence[str], np.ndarray]]) -> None:
         """Store each passage's sentences and their vectors (one row per sentence)."""

@@ -139,7 +139,7 @@ class SentenceWindowReranker:
         if self.store is None:
             raise MhgraphError(f"reranker '{self.name}' has no sentence store to prepare: {self._no_store}")
         unique = list(dict.fromkeys(passages))
-        stored = self.store.get(unique)
+        stored = self.store.held(unique)
         missing = [p for p in unique if p not in stored]
         self._embed(missing, must_store=True)
         return len(missing)

@@ -34,11 +34,20 @@ def in_domain(params: dict) -> bool:
 def trained_parts(params: dict, generated: bool = False) -> list[str]:
     """What a run's models trained on this corpus are, from its params: TreeHop's and the reranker's records."""
     parts = []
-    if any(isinstance(v, dict) and v.get("in_domain_trained") and "treehop_model" in v for v in params.values()):
-        parts.append("TreeHop" + ("" if generated else " (k-fold by question, pair-disjoint folds)"))
+    treehop = [v["treehop_model"] for v in params.values()
+               if isinstance(v, dict) and v.get("in_domain_trained") and "treehop_model" in v]
+    if treehop:
+        parts.append("TreeHop" + ("" if generated else f" ({treehop_folds(treehop[0])})"))
     if (params.get("reranker_training") or {}).get("in_domain_trained"):
         parts.append(f"cross-encoder `{params.get('reranker')}`")
     return parts
+
+
+def treehop_folds(model: str) -> str:
+    """How a k-fold TreeHop's folds were cut, from its name (TreeHopModels.load writes it there)."""
+    kind = next((k for k in ("evidence-disjoint", "pair-disjoint") if k in model), None)
+    return (f"k-fold by question, {kind} folds" if kind
+            else "k-fold by question; other questions on a held-out one's evidence are in training")
 
 
 def stage_position(phase: str) -> int:

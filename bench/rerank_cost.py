@@ -3,6 +3,15 @@
     python bench/rerank_cost.py --reranker kfold:models/reranker-multihop-rag-kfold-128-onnx \
         --tokens 512,256,128 --weights 1,0.5 --per-type 75 --out bench/results/rerank-cost-multihop-rag
 
+`--isa native,avx2` measures each cut twice: as this CPU runs it, and with the code paths held to
+AVX2 (ATen's kernels, oneDNN, MKL and numpy's OpenBLAS told by their environment variables), to
+estimate the cost on a CPU without AVX-512, AMX or bf16 from one that has them. Each runs in a
+process of its own, since the libraries read the variables as they load. Only torch and numpy
+have such switches: ONNX Runtime picks its kernels from the CPU alone, so an ONNX reranker is
+measured natively only (a one-line error otherwise). `--tokens none`: the passages whole, for a
+reranker without a pair limit (the sentence and bi-encoder rerankers); `--cache-dir` the cache
+whose prepared sentences (`mhgraph reranker prepare`) the sentence reranker reads.
+
 Candidates are metarag's (rules filters, hybrid search, K = 20: the candidates the compose stage
 `filter=rules candidates=hybrid` reranks), computed once; every cut reranks the same 20 and keeps
 K' = 10, by the reranker's order alone (weight 1) or fused with the search's score (below 1, each
@@ -18,7 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,9 +44,17 @@ from tqdm import tqdm
 from mhgraph.benchmark import load_questions
 from mhgraph.rerank.base import rerank
 from mhgraph.rerank.models import load_reranker
+from mhgraph.training.precision import fast_bf16
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "MultiHopRAG.json"
 EXTENSIONS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+# each library's own switch for the widest vector code it may run: set before the process starts
+HELD_TO = {
+    "native": {},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+             "OPENBLAS_CORETYPE": "Haswell"},
+}
+SWITCHES = sorted({name for held in HELD_TO.values() for name in held})
 
 
 def vector_extensions() -> list[str]:
@@ -45,6 +65,19 @@ def vector_extensions() -> list[str]:
         return []
     present = set(flags.split(":", 1)[1].split())
     return [e for e in EXTENSIONS if e in present]
+
+
+def code_paths() -> dict[str, object]:
+    """The switches this process runs under and what the libraries loaded report of them."""
+    import threadpoolctl
+
+    out: dict[str, object] = {name: os.environ.get(name) for name in SWITCHES}
+    if (torch := sys.modules.get("torch")) is not None:
+        out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    out["blas"] = sorted({f"{i['internal_api']} {i.get('architecture') or ''}".strip()
+                          for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"})
+    out["onnxruntime"] = "onnxruntime" in sys.modules
+    return out
 
 
 def kept(ids: list[str], gold: set[str], keep: int) -> tuple[bool, float]:
@@ -79,10 +112,11 @@ def measure(reranker, questions, candidates, gold, keep: int, weights: list[floa
                 "gold_share_in_first_10": round(float(np.mean(recall[w])), 4)} for w in weights}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reranker", required=True, help="a reranker spec, as --reranker takes it")
-    parser.add_argument("--tokens", default="512,256,128", help="pair cuts to measure, comma-separated")
+    parser.add_argument("--tokens", default="512,256,128",
+                        help="pair cuts to measure, comma-separated; none: the passages whole (no pair limit)")
     parser.add_argument("--corpus", default="multihop-rag")
     parser.add_argument("--questions", default=str(DEFAULT_QUESTIONS))
     parser.add_argument("--per-type", type=int, help="only the first N questions of each type")
@@ -90,47 +124,101 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=int, default=10)
     parser.add_argument("--weights", default="1,0.5",
                         help="reranker weights fused with the search's score (1: its order alone), comma-separated")
+    parser.add_argument("--isa", default="native",
+                        help=f"code paths to measure under, comma-separated: {', '.join(HELD_TO)}")
+    parser.add_argument("--cache-dir", type=Path, help="the cache the reranker reads (prepared sentences)")
     parser.add_argument("--out", type=Path, required=True, help="writes OUT.md and OUT.json")
+    parser.add_argument("--measure-under", help=argparse.SUPPRESS)   # the child process of one --isa ...
+    parser.add_argument("--rows-to", type=Path, help=argparse.SUPPRESS)   # ... writes its rows there
     args = parser.parse_args(argv)
-    cuts = [int(t) for t in args.tokens.split(",")]
+    if unknown := [i for i in args.isa.split(",") if i not in HELD_TO]:
+        parser.error(f"--isa: unknown {', '.join(unknown)} (known: {', '.join(HELD_TO)})")
+    return args
+
+
+def measure_here(args: argparse.Namespace) -> dict:
+    """Every cut's rows under this process's code paths."""
+    cuts = [None if t == "none" else int(t) for t in args.tokens.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
     questions = load_questions(args.questions, per_type=args.per_type)
     gold, candidates = filtered_hybrid_candidates(args.corpus, questions, args.candidates)
     scored = [q for q in questions if gold.get(q.id) and candidates[q.id]]
     gold = {q.id: set(gold[q.id]) for q in scored}
     in_search_order = [kept([c.chunk_id for c in candidates[q.id]], gold[q.id], args.keep) for q in scored]
-    search_order = {"ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
-                    "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
-                    "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}
-    rows = {"search order (no reranker)": search_order}
-    name = load_reranker(args.reranker).name   # its own name, without a cut
+    rows = {"search order (no reranker)": {
+        "ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
+        "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
+        "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
     for cut in cuts:
-        reranker = load_reranker(args.reranker, max_length=cut)
+        # held to AVX2, a cross-encoder scores in float32 as it would on a CPU without bf16 (fast_bf16
+        # reads the CPU's flags, which the switches do not change)
+        held = args.measure_under != "native"
+        reranker = load_reranker(args.reranker, args.cache_dir, bf16=False if held else None, max_length=cut)
         reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
+        if held and "onnxruntime" in sys.modules:
+            raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which picks "
+                             "its kernels from the CPU alone and has no switch to hold them to fewer extensions")
+        label = "whole passages" if cut is None else f"{cut}-token pairs"
         for w, row in measure(reranker, scored, candidates, gold, args.keep, weights).items():
-            rows[f"{cut}-token pairs, weight {w:g}"] = row
+            rows[f"{label}, weight {w:g}"] = row
+    return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
+            "code_paths": {**code_paths(), "cross_encoder_bf16": False if held else fast_bf16("cpu")}}
+
+
+def measure_under(isa: str, argv: list[str]) -> dict:
+    """measure_here in a process of its own, its switches set before any library loads."""
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES} | HELD_TO[isa]
+    with tempfile.TemporaryDirectory() as folder:
+        rows = Path(folder) / "rows.json"
+        done = subprocess.run([sys.executable, __file__, *argv, "--measure-under", isa, "--rows-to", str(rows)],
+                              env=env, check=False)
+        if done.returncode != 0:
+            raise SystemExit(done.returncode)
+        return json.loads(rows.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    args = parse(argv)
+    if args.measure_under:
+        args.rows_to.write_text(json.dumps(measure_here(args)), encoding="utf-8")
+        return 0
+    isas = args.isa.split(",")
+    measured = {isa: measure_under(isa, argv) for isa in isas}
+    first = measured[isas[0]]
+    name = first["name"]
+    rows = {}
+    for isa, m in measured.items():
+        for label, row in m["rows"].items():
+            if label.startswith("search order") and label in rows:
+                continue
+            rows[label if label.startswith("search order") or len(isas) == 1 else f"{label}, {isa}"] = {
+                **row, "isa": None if label.startswith("search order") else isa}
     info = {**machine(), "vector_extensions": vector_extensions()}
-    command = " ".join(["python bench/rerank_cost.py", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python bench/rerank_cost.py", *argv])
     record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ"), "machine": info, "versions": versions(),
-              "questions": split_label(args.questions), "scored": len(scored), "per_type": args.per_type,
+              "questions": split_label(args.questions), "scored": first["scored"], "per_type": args.per_type,
               "reranker": args.reranker, "reranker_name": name, "candidates": args.candidates, "keep": args.keep,
-              "weights": weights, "command": command, "rows": rows,
+              "weights": first["weights"], "command": command, "rows": rows,
+              "code_paths": {isa: m["code_paths"] for isa, m in measured.items()},
               "measures": "gold-chunk measures (not the official rule): gold_in_first_4 = a gold chunk among the "
                           "first 4; gold_share_in_first_10 = share of the question's gold chunks in the first 10"}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     lines = [f"# Reranking cost per question: {args.reranker}", "",
              f"- questions: {record['questions']}"
-             f"{f', the first {args.per_type} of each type' if args.per_type else ''}; {len(scored)} with gold chunks",
+             f"{f', the first {args.per_type} of each type' if args.per_type else ''}; {first['scored']} with gold "
+             "chunks",
              f"- date (UTC): {record['date']}; machine: {describe(info)}; vector extensions: "
              f"{', '.join(info['vector_extensions']) or 'none found'}; CPU only, nothing else running",
+             *(f"- code paths, {isa}: {describe_paths(m['code_paths'])}" for isa, m in measured.items()),
              f"- reranker: {name}",
              f"- candidates: metarag, rules filters, hybrid search, K = {args.candidates}; the reranker keeps "
              f"K' = {args.keep}; weight 1: the reranker's order alone, below 1: fused with the search's score, each "
              "standardised (the time is one scoring, whatever the weight)",
              f"- command: {command}", "",
              "Gold-chunk measures, not the official rule: they compare the cuts with one another. The official "
-             "figures of a pipeline with this reranker are in compose-multihop-rag.md.", ""]
+             "figures of a pipeline with this reranker are in the compose records.", ""]
     lines += table(["pairs", "tokens per pair (mean)", "ms per question p50", "p95", "gold chunk in first 4",
                     "share of gold chunks in first 10"],
                    [[label, "-" if r["tokens_per_pair"] is None else f"{r['tokens_per_pair']:.0f}",
@@ -139,6 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     return 0
+
+
+def describe_paths(paths: dict) -> str:
+    """One line: the switches set and what torch and the BLAS libraries report."""
+    held = [f"{k}={v}" for k in SWITCHES if (v := paths.get(k))]
+    seen = [f"torch CPU capability {paths['torch_cpu_capability']}"] if paths.get("torch_cpu_capability") else []
+    seen += [f"BLAS {b}" for b in paths.get("blas", [])]
+    seen += ["ONNX Runtime loaded"] if paths.get("onnxruntime") else []
+    seen += [f"a cross-encoder scores in {'bfloat16' if paths.get('cross_encoder_bf16') else 'float32'}"]
+    return f"{' '.join(held) or 'no switch set'}; {', '.join(seen) or 'nothing reported'}"
 
 
 if __name__ == "__main__":

@@ -268,12 +268,7 @@ def _has_metadata(ctx: BuildContext) -> bool:
 
 def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     stages = options.pipeline
-    rerank_k = _scored(stages, options.rerank_k)     # a conflict is one line before any model loads
-    # without an expansion the candidates are all the reranker can score: told to score N (the
-    # line's RERANKER:N or rerank_k, not the default), it gets N of them
-    told = stages.rerank_k or options.rerank_k
-    candidate_k = (max(options.candidate_k, told) if stages.rerank and told and not stages.expand
-                   else options.candidate_k)
+    candidate_k, rerank_k = _depths(stages, options)     # a conflict is one line before any model loads
     g, settings = ctx.graph, ctx.settings
     note = None
     if stages.filter and not _has_metadata(ctx):
@@ -342,13 +337,20 @@ def _same_words(stages: PipelineStages, configured: str) -> None:
                            "or unset it")
 
 
-def _scored(stages: PipelineStages, configured: int | None) -> int:
-    """The fused chunks the reranker scores: the line's RERANKER:N, else rerank_k, else RERANK_K. A
-    configured rerank_k that differs from the line's N is a one-line error, as a depth is."""
+def _depths(stages: PipelineStages, options: ComposeOptions) -> tuple[int, int]:
+    """(candidate_k, rerank_k). The reranker scores the line's RERANKER:N, else rerank_k, else
+    RERANK_K fused chunks; a configured rerank_k that differs from the line's N is a one-line error,
+    as a depth is. Without an expansion the candidates are all the reranker can score: told to score
+    N (the line's or rerank_k, not the default), it gets at least N of them."""
+    configured = options.rerank_k
     if stages.rerank_k and configured is not None and configured != stages.rerank_k:
         raise MhgraphError(f"stage 'rerank': the line says {stages.rerank}:{stages.rerank_k}, but rerank_k "
                            f"{configured} is configured: write rerank={stages.rerank}:{configured}, or unset it")
-    return stages.rerank_k or configured or RERANK_K
+    told = stages.rerank_k or configured
+    candidate_k = options.candidate_k
+    if stages.rerank and told and not stages.expand:
+        candidate_k = max(candidate_k, told)
+    return candidate_k, told or RERANK_K
 
 
 def _uses_llm(options: ComposeOptions) -> bool:

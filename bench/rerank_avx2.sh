@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The rerank stage's cost with the code paths held to AVX2 (issue 26: under 300 ms per question on
+# 20 candidates on a CPU without AVX-512, AMX or bf16 as on one with them), each beside the same
+# measure as this CPU runs it (bench/rerank_cost.py --isa native,avx2):
+#   - the training-free preset's sentence reranker on its prepared sentences, 20 and 50 candidates;
+#   - the in-domain cross-encoder's float32 torch folds at 128-token pairs, 20 candidates (its int8
+#     ONNX export, the one the preset names, runs on ONNX Runtime, which has no such switch).
+#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20}-NAME.md and .json (about 15 min)
+# Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
+# the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
+#   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NAME=${1:-multihop-rag}
+QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
+PER_TYPE=${PER_TYPE:-75}
+RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+CACHE=${OUT:-runs}/bench-compose-stored/cache
+MODEL=all-MiniLM-L6-v2
+[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
+[ -d "$RERANKER" ] || { echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1; }
+MHGRAPH_CACHE_DIR=$CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
+common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa native,avx2)
+for k in 20 50; do
+  python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$CACHE" --tokens none --weights 0.7 \
+    --candidates "$k" "${common[@]}" --out "bench/results/rerank-avx2-sentences-$k-$NAME"
+done
+python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
+  --out "bench/results/rerank-avx2-kfold-20-$NAME"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The in-domain preset with TreeHop as its expansion (issue 26's in-domain pipeline: TreeHop and the
+# cross-encoder trained k-fold by question): the preset's search, TreeHop's hops fused in, the
+# k-fold cross-encoder and the sentence reranker together scoring every fused chunk (rerank ...:40),
+# fused at 0.6 as the preset is; with TreeHop's folds cut two ways:
+#   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
+#     (MultiHop-RAG has many on the same articles) are in its fold model's training;
+#   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop.
+# Beside them the in-domain preset (bench/rerank_combined.sh's c3 run) and the preset's rerank stage
+# over 40 candidates without TreeHop; development split, official rule, with the k-fold choice
+#   -> bench/results/compose-treehop-NAME.md and .json (about 90 min with the two trainings)
+# Needs the in-domain record's k-fold cross-encoder exported to ONNX (RERANKER-onnx) and the
+# sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min).
+#   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NAME=${1:-multihop-rag}
+QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
+EVAL_CORPUS=$NAME
+[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
+source bench/eval_runs.sh
+OFF=(--llm-backend none -k 10)
+RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+[ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2; exit 1; }
+BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
+PAIR_DISJOINT=${PAIR_DISJOINT:-models/treehop-$NAME-pair-disjoint}
+train() {   # FOLDER [FLAGS]: TreeHop 5-fold by question, once (its folds.json marks it done)
+  [ -f "$1/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$1" --no-final \
+    --no-progress "${@:2}"
+}
+train "$BY_QUESTION"
+train "$PAIR_DISJOINT" --pair-disjoint
+RUNS=${OUT:-runs}/bench-compose-treehop
+SUMMARIES=bench/results/compose-treehop-$NAME
+record=bench/results/compose-treehop-$NAME
+mkdir -p "$RUNS" "$SUMMARIES"
+export MHGRAPH_CACHE_DIR=${OUT:-runs}/bench-compose-stored/cache
+MODEL=all-MiniLM-L6-v2
+mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$SUMMARIES/prepare.txt"
+SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
+RERANK="rerank=kfold:$RERANKER-onnx+sentences:$MODEL"
+IN_DOMAIN=(--rerank-tokens 128 --compose-rerank-weight 0.6 "${OFF[@]}")
+kept="${OUT:-runs}/bench-compose-combined/c3-ce-sentences-30-0.6"
+[ -d "$kept" ] && [ ! -d "$RUNS/$(basename "$kept")" ] && cp -r "$kept" "$RUNS/"
+ids=()
+run c3-ce-sentences-30-0.6 --method compose --stages "$SEARCH $RERANK:30" "${IN_DOMAIN[@]}"
+run t0-ce-sentences-40 --method compose --stages "$SEARCH $RERANK:40" "${IN_DOMAIN[@]}"
+run t1-treehop-by-question --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
+  --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
+run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
+  --treehop-model "$PAIR_DISJOINT" --hops 2 "${IN_DOMAIN[@]}"
+python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
+  --json "$record.json" "${ids[@]}" > "$record.md.new"
+mv "$record.md.new" "$record.md"
+echo "written $record.md and .json"

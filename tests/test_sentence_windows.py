@@ -12,7 +12,7 @@ import pytest
 from mhgraph.errors import MhgraphError
 from mhgraph.rerank.base import standardise
 from mhgraph.rerank.models import load_reranker
-from mhgraph.rerank.sentence_store import SentenceStore
+from mhgraph.rerank.sentence_store import SentenceStore, passage_key
 from mhgraph.rerank.sentence_windows import (
     SentenceWindowReranker,
     best_sentence_overlap,
@@ -137,6 +137,15 @@ def test_the_sentence_store_keeps_a_passages_sentences_and_vectors_by_its_text(t
     assert again.held(["A. B.", "", "never stored"]) == {"A. B.", ""}
     assert found["A. B."][0] == ["A.", "B."] and np.array_equal(found["A. B."][1], vectors)
     assert found[""][0] == [] and found[""][1].shape[0] == 0
+    # keep_only deletes every other passage, and the file gives the space back
+    store.put({f"Passage {i}.": ([f"Passage {i}."], np.ones((1, 3), dtype=np.float32)) for i in range(2000)})
+    def on_disk() -> int:   # the file and its write-ahead log
+        return sum(p.stat().st_size for p in tmp_path.glob(f"{store.path.name}*"))
+
+    size = on_disk()
+    assert store.keep_only({passage_key("A. B.")}) == 2001
+    assert again.held(["A. B.", "", "Passage 0."]) == {"A. B."} and len(store) == 1
+    assert on_disk() < size / 4
     # names a file cannot hold do not make two models share one
     assert SentenceStore.for_model(tmp_path, "org/model_v1").path != store.path
     with pytest.raises(MhgraphError, match=re.escape(f"{store.path}: holds the sentences of model 'org/model:v1'")):
@@ -212,3 +221,12 @@ def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settin
     refused = run_cli(settings, "reranker", "prepare", "bi-encoder:all-MiniLM-L6-v2", env=env)
     assert refused.returncode != 0 and "there is nothing to prepare" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+    # --prune: a stored passage no chunk holds any more (a document edited since) is deleted, the
+    # chunks' are kept
+    stale = "A chunk's text before its document was edited. It had two sentences."
+    store.put({stale: (sentences(stale), np.ones((len(sentences(stale)), 384), dtype=np.float32))})
+    assert store.held([stale]) == {stale}
+    pruned = run_cli(settings, *prepare, "--prune", env=env)
+    assert pruned.returncode == 0, pruned.stderr
+    assert "pruned  1 stored passages no chunk of the graph holds" in pruned.stdout
+    assert store.held([stale]) == set() and store.held(texts) == set(texts)

@@ -6,6 +6,7 @@ pays for it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
 from mhgraph.rerank.combined import combined_parts
 from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.sentence_store import passage_key
 from mhgraph.rerank.sentence_windows import SENTENCES
 
 
@@ -30,20 +32,26 @@ class RerankerPreparation:
     prepared: int                # the distinct texts computed now (a text stored already, or met twice, once)
     seconds: float
     store: Path
+    pruned: int | None = None    # --prune: the stored passages no chunk of the graph holds, deleted
 
     def lines(self) -> list[str]:
-        return [(f"reranker {self.reranker}, corpus '{self.corpus}': {self.chunks} chunks read, {self.prepared} "
-                 f"texts prepared now (a text stored already or repeated is not prepared again) in "
-                 f"{self.seconds:.0f} s"),
-                f"  store   {self.store}"]
+        lines = [(f"reranker {self.reranker}, corpus '{self.corpus}': {self.chunks} chunks read, {self.prepared} "
+                  f"texts prepared now (a text stored already or repeated is not prepared again) in "
+                  f"{self.seconds:.0f} s"),
+                 f"  store   {self.store}"]
+        if self.pruned is not None:
+            lines.append(f"  pruned  {self.pruned} stored passages no chunk of the graph holds "
+                         f"(the store: {self.store.stat().st_size / 2**20:.1f} MB)")
+        return lines
 
 
-def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256,
-                     progress: bool = True) -> list[RerankerPreparation]:
+def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256, progress: bool = True,
+                     prune: bool = False) -> list[RerankerPreparation]:
     """Compute and store what reranker `spec` keeps of each chunk of settings.corpus (or the
     graph's only corpus), `batch_size` chunks at a time; chunks stored already are skipped, so a
     stopped run resumes. Of a combination (`A+B`), each part that keeps something is prepared (the
-    others are not loaded)."""
+    others are not loaded). `prune`: then delete from each store every passage that no chunk of
+    any corpus in the graph holds (what documents updated or deleted left behind)."""
     keeping = [part for part in combined_parts(spec) or [spec] if part.startswith(SENTENCES)]
     if not keeping:                       # refused before any model loads
         raise MhgraphError(f"reranker '{spec}' keeps nothing of a passage between questions: there is nothing to "
@@ -54,27 +62,38 @@ def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256,
             reranker.prepare([])          # the one-line error: why there is no store
     started = time.perf_counter()
     read, prepared = 0, [0] * len(rerankers)
+    pruned: list[int | None] = [None] * len(rerankers)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         total = driver.execute_query(cypher.load("rerank/chunk_count"), corpus=graph.corpus, database_=graph.database,
                                      routing_=neo4j.RoutingControl.READ).records[0]["chunks"]
-        after = ""
         names = ", ".join(r.name for r in rerankers)
         with tqdm(total=total, desc=f"prepare {names}", unit="chunk", disable=not progress) as bar:
-            while True:
-                page = driver.execute_query(cypher.load("rerank/chunk_texts"), corpus=graph.corpus, after=after,
-                                            limit=batch_size, database_=graph.database,
-                                            routing_=neo4j.RoutingControl.READ).records
-                if not page:
-                    break
-                texts = [r["text"] or "" for r in page]
+            for texts in _chunk_texts(driver, graph.database, graph.corpus, batch_size):
                 for i, reranker in enumerate(rerankers):
                     prepared[i] += reranker.prepare(texts)
-                read += len(page)
-                after = page[-1]["id"]
-                bar.update(len(page))
+                read += len(texts)
+                bar.update(len(texts))
+        if prune:
+            corpora = driver.execute_query(cypher.load("corpora/all_names"), database_=graph.database,
+                                           routing_=neo4j.RoutingControl.READ).records[0]["names"]
+            held = {passage_key(text) for corpus in corpora
+                    for texts in _chunk_texts(driver, graph.database, corpus, batch_size) for text in texts}
+            pruned = [reranker.store.keep_only(held) for reranker in rerankers]
     seconds = time.perf_counter() - started
     for reranker in rerankers:
         reranker.store.close()
-    return [RerankerPreparation(r.name, graph.corpus, read, n, seconds, r.store.path)
-            for r, n in zip(rerankers, prepared)]
+    return [RerankerPreparation(r.name, graph.corpus, read, n, seconds, r.store.path, gone)
+            for r, n, gone in zip(rerankers, prepared, pruned)]
+
+
+def _chunk_texts(driver: neo4j.Driver, database: str | None, corpus: str, batch_size: int) -> Iterator[list[str]]:
+    """Corpus `corpus`'s chunk texts, `batch_size` at a time, in chunk id order."""
+    after = ""
+    while True:
+        page = driver.execute_query(cypher.load("rerank/chunk_texts"), corpus=corpus, after=after, limit=batch_size,
+                                    database_=database, routing_=neo4j.RoutingControl.READ).records
+        if not page:
+            return
+        yield [r["text"] or "" for r in page]
+        after = page[-1]["id"]

@@ -148,9 +148,13 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
 @click.option("--corpus", help="Corpus whose chunks to read (default: the graph's only corpus).")
 @click.option("--batch-size", default=256, show_default=True, type=click.IntRange(min=1),
               help="Chunks read and computed at a time.")
+@click.option("--prune", is_flag=True,
+              help="Then delete from the store every passage no chunk of any corpus in the graph holds (what "
+                   "updated or deleted documents left behind); the file shrinks.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.pass_context
-def prepare_cmd(ctx: click.Context, reranker: str, corpus: str | None, batch_size: int, no_progress: bool) -> None:
+def prepare_cmd(ctx: click.Context, reranker: str, corpus: str | None, batch_size: int, prune: bool,
+                no_progress: bool) -> None:
     """Compute what RERANKER keeps of each chunk of a corpus ahead of its questions, in the cache
     folder, so that no question pays for it: for sentences:MODEL, every chunk's sentences and their
     vectors (about 15 chunks a second on two cores with all-MiniLM-L6-v2); of a combination (A+B),
@@ -159,5 +163,6 @@ def prepare_cmd(ctx: click.Context, reranker: str, corpus: str | None, batch_siz
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus)
-    for prepared in prepare_reranker(settings, reranker, batch_size=batch_size, progress=not no_progress):
+    for prepared in prepare_reranker(settings, reranker, batch_size=batch_size, progress=not no_progress,
+                                     prune=prune):
         click.echo("\n".join(prepared.lines()))

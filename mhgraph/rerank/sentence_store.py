@@ -43,8 +43,9 @@ class SentenceStore:
     one model. Safe to share between threads; several processes on one machine may write the same
     file (SQLite's locking and write-ahead log, which a network file system does not support).
     The file is found by the model's name: a local model retrained under the same path needs its
-    file deleted (deleting one is always safe: it is filled again). It only grows: a chunk edited,
-    or a passage scored that no corpus holds, adds rows."""
+    file deleted (deleting one is always safe: it is filled again). A chunk edited, or a passage
+    scored that no corpus holds, adds rows that nothing removes but `keep_only` (`mhgraph reranker
+    prepare --prune`)."""
 
     def __init__(self, path: Path, model_name: str) -> None:
         self.path = Path(path)
@@ -125,6 +126,24 @@ class SentenceStore:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise
+
+    def keep_only(self, keys: set[bytes]) -> int:
+        """Delete every stored passage whose key (passage_key) is not in `keys` and give the file
+        the space back; the number deleted. A passage stored meanwhile by another process stays."""
+        with self._lock:
+            try:
+                gone = [(key,) for (key,) in self._db.execute("SELECT key FROM passages") if key not in keys]
+                if gone:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    self._db.executemany("DELETE FROM passages WHERE key = ?", gone)
+                    self._db.execute("COMMIT")
+                    self._db.execute("VACUUM")
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise MhgraphError(f"{self.path}: cannot prune the sentence store: {exc}") from exc
+        return len(gone)
 
     def __len__(self) -> int:
         with self._lock:

@@ -13,14 +13,8 @@
 #   bash bench/rerank_combined.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NAME=${1:-multihop-rag}
-QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
-EVAL_CORPUS=$NAME
-[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
-source bench/eval_runs.sh
-OFF=(--llm-backend none -k 10)
-RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-[ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2; exit 1; }
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker
+in_domain_reranker
 RUNS=${OUT:-runs}/bench-compose-combined
 SUMMARIES=bench/results/compose-combined-$NAME
 record=bench/results/compose-combined-$NAME

@@ -11,12 +11,7 @@
 #   bash bench/sentence_store.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NAME=${1:-multihop-rag}
-QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
-EVAL_CORPUS=$NAME
-[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
-source bench/eval_runs.sh
-OFF=(--llm-backend none -k 10)
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker
 RUNS=${OUT:-runs}/bench-compose-stored
 SUMMARIES=bench/results/compose-stored-$NAME
 record=bench/results/compose-stored-$NAME

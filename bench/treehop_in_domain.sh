@@ -14,14 +14,8 @@
 #   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NAME=${1:-multihop-rag}
-QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
-EVAL_CORPUS=$NAME
-[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
-source bench/eval_runs.sh
-OFF=(--llm-backend none -k 10)
-RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-[ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2; exit 1; }
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker
+in_domain_reranker
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
 PAIR_DISJOINT=${PAIR_DISJOINT:-models/treehop-$NAME-pair-disjoint}
 train() {   # FOLDER [FLAGS]: TreeHop 5-fold by question, once (its folds.json marks it done)

@@ -1,0 +1,19 @@
+# Sourced by the compose records' scripts (sentence_store.sh, rerank_combined.sh,
+# treehop_in_domain.sh) once in the checkout: NAME (the script's first argument, default
+# multihop-rag), QUESTIONS (default the development split; checked), EVAL_CORPUS, OFF (every stage
+# offline, K = 10) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
+# k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export.
+NAME=${1:-multihop-rag}
+QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
+EVAL_CORPUS=$NAME
+[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
+source bench/eval_runs.sh
+OFF=(--llm-backend none -k 10)
+
+in_domain_reranker() {
+  RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+  [ -d "$RERANKER-onnx" ] || {
+    echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2
+    exit 1
+  }
+}

@@ -6,9 +6,9 @@
 #   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
 #     (MultiHop-RAG has many on the same articles) are in its fold model's training;
 #   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop.
-# Beside them the in-domain preset (bench/rerank_combined.sh's c3 run) and the preset's rerank stage
-# over 40 candidates without TreeHop; development split, official rule, with the k-fold choice
-#   -> bench/results/compose-treehop-NAME.md and .json (about 90 min with the two trainings)
+# Beside them the in-domain preset over 30 and over 50 candidates without TreeHop (bench/rerank_combined.sh's
+# c3 and c4 runs, copied); development split, official rule, with the k-fold choice
+#   -> bench/results/compose-treehop-NAME.md and .json (about 70 min with the two trainings)
 # Needs the in-domain record's k-fold cross-encoder exported to ONNX (RERANKER-onnx) and the
 # sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min).
 #   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
@@ -34,11 +34,13 @@ mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$S
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
 RERANK="rerank=kfold:$RERANKER-onnx+sentences:$MODEL"
 IN_DOMAIN=(--rerank-tokens 128 --compose-rerank-weight 0.6 "${OFF[@]}")
-kept="${OUT:-runs}/bench-compose-combined/c3-ce-sentences-30-0.6"
-[ -d "$kept" ] && [ ! -d "$RUNS/$(basename "$kept")" ] && cp -r "$kept" "$RUNS/"
+for kept in c3-ce-sentences-30-0.6 c4-ce-sentences-50-0.6; do
+  [ -d "${OUT:-runs}/bench-compose-combined/$kept" ] && [ ! -d "$RUNS/$kept" ] && \
+    cp -r "${OUT:-runs}/bench-compose-combined/$kept" "$RUNS/"
+done
 ids=()
 run c3-ce-sentences-30-0.6 --method compose --stages "$SEARCH $RERANK:30" "${IN_DOMAIN[@]}"
-run t0-ce-sentences-40 --method compose --stages "$SEARCH $RERANK:40" "${IN_DOMAIN[@]}"
+run c4-ce-sentences-50-0.6 --method compose --stages "$SEARCH $RERANK:50" "${IN_DOMAIN[@]}"
 run t1-treehop-by-question --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
   --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
 run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:40" \

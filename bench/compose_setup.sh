@@ -17,3 +17,21 @@ in_domain_reranker() {
     exit 1
   }
 }
+
+# record_in KIND: RUNS (OUT/bench-compose-KIND, default OUT runs), SUMMARIES and record
+# (bench/results/compose-KIND-NAME), made
+record_in() {
+  RUNS=${OUT:-runs}/bench-compose-$1
+  SUMMARIES=bench/results/compose-$1-$NAME
+  record=$SUMMARIES
+  mkdir -p "$RUNS" "$SUMMARIES"
+}
+
+# prepared_sentences: MODEL, the sentence reranker's, and MHGRAPH_CACHE_DIR, the cache
+# bench/sentence_store.sh prepared; what it lacks prepared now (about 7 min from nothing), the
+# summary in SUMMARIES/prepare.txt
+prepared_sentences() {
+  export MHGRAPH_CACHE_DIR=${OUT:-runs}/bench-compose-stored/cache
+  MODEL=all-MiniLM-L6-v2
+  mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$SUMMARIES/prepare.txt"
+}

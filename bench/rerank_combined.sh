@@ -13,15 +13,10 @@
 #   bash bench/rerank_combined.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
 in_domain_reranker
-RUNS=${OUT:-runs}/bench-compose-combined
-SUMMARIES=bench/results/compose-combined-$NAME
-record=bench/results/compose-combined-$NAME
-mkdir -p "$RUNS" "$SUMMARIES"
-export MHGRAPH_CACHE_DIR=${OUT:-runs}/bench-compose-stored/cache
-MODEL=all-MiniLM-L6-v2
-mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$SUMMARIES/prepare.txt"
+record_in combined
+prepared_sentences
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
 CE="kfold:$RERANKER-onnx"
 SENTENCES="sentences:$MODEL"

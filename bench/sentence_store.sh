@@ -11,11 +11,8 @@
 #   bash bench/sentence_store.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker
-RUNS=${OUT:-runs}/bench-compose-stored
-SUMMARIES=bench/results/compose-stored-$NAME
-record=bench/results/compose-stored-$NAME
-mkdir -p "$RUNS" "$SUMMARIES"
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
+record_in stored
 export MHGRAPH_CACHE_DIR=$RUNS/cache
 MODEL=all-MiniLM-L6-v2
 if ! { [ "${RESUME:-0}" = 1 ] && [ -f "$SUMMARIES/prepare.txt" ]; }; then

@@ -14,7 +14,7 @@
 #   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
 in_domain_reranker
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
 PAIR_DISJOINT=${PAIR_DISJOINT:-models/treehop-$NAME-pair-disjoint}
@@ -24,13 +24,8 @@ train() {   # FOLDER [FLAGS]: TreeHop 5-fold by question, once (its folds.json m
 }
 train "$BY_QUESTION"
 train "$PAIR_DISJOINT" --pair-disjoint
-RUNS=${OUT:-runs}/bench-compose-treehop
-SUMMARIES=bench/results/compose-treehop-$NAME
-record=bench/results/compose-treehop-$NAME
-mkdir -p "$RUNS" "$SUMMARIES"
-export MHGRAPH_CACHE_DIR=${OUT:-runs}/bench-compose-stored/cache
-MODEL=all-MiniLM-L6-v2
-mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$SUMMARIES/prepare.txt"
+record_in treehop
+prepared_sentences
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
 RERANK="rerank=kfold:$RERANKER-onnx+sentences:$MODEL"
 IN_DOMAIN=(--rerank-tokens 128 --compose-rerank-weight 0.6 "${OFF[@]}")

@@ -7,8 +7,8 @@
 #   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
 #     (MultiHop-RAG has many on the same articles) are in its fold model's training;
 #   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop.
-# Beside them the in-domain preset over 30 and over 50 candidates without TreeHop (bench/rerank_combined.sh's
-# c3 and c4 runs, copied); development split, official rule, with the k-fold choice
+# Beside them the training-free preset and the in-domain preset over 30 and over 50 candidates
+# without TreeHop (bench/rerank_combined.sh's s2, c3 and c4 runs, copied); development split, official rule, with the k-fold choice
 #   -> bench/results/compose-treehop-NAME.md and .json (about 100 min with the two trainings)
 # Needs the in-domain record's k-fold cross-encoder exported to ONNX (RERANKER-onnx) and the
 # sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min).
@@ -30,11 +30,12 @@ prepared_sentences
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
 RERANK="rerank=kfold:$RERANKER-onnx+sentences:$MODEL"
 IN_DOMAIN=(--rerank-tokens 128 --compose-rerank-weight 0.6 "${OFF[@]}")
-for kept in c3-ce-sentences-30-0.6 c4-ce-sentences-50-0.6; do
+for kept in s2-preset-stored-50 c3-ce-sentences-30-0.6 c4-ce-sentences-50-0.6; do
   [ -d "${OUT:-runs}/bench-compose-combined/$kept" ] && [ ! -d "$RUNS/$kept" ] && \
     cp -r "${OUT:-runs}/bench-compose-combined/$kept" "$RUNS/"
 done
 ids=()
+run s2-preset-stored-50 --method compose --stages "$SEARCH rerank=sentences:$MODEL:50" "${OFF[@]}"
 run c3-ce-sentences-30-0.6 --method compose --stages "$SEARCH $RERANK:30" "${IN_DOMAIN[@]}"
 run c4-ce-sentences-50-0.6 --method compose --stages "$SEARCH $RERANK:50" "${IN_DOMAIN[@]}"
 run t1-treehop-by-question --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
@@ -45,6 +46,6 @@ run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $
 run t3-treehop-by-question-50 --method compose --stages "$SEARCH expand=treehop $RERANK:60" \
   --compose-candidate-k 50 --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
-  --json "$record.json" "${ids[@]}" > "$record.md.new"
+  --json "$record.json" --shippable s2-preset-stored-50 "${ids[@]}" > "$record.md.new"
 mv "$record.md.new" "$record.md"
 echo "written $record.md and .json"

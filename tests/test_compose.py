@@ -103,11 +103,11 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf rerank=none"
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
-    # the in-domain preset: the k-fold cross-encoder where 'mhgraph reranker export' puts it, with
-    # the sentence reranker
+    # the in-domain preset: TreeHop's hops, then the k-fold cross-encoder where 'mhgraph reranker
+    # export' puts it with the sentence reranker, over the 30 candidates and TreeHop's 10
     assert ComposeOptions(stages="in-domain").pipeline.describe() == \
-        "filter=rules:drop-words share=source candidates=hybrid:200 expand=none fuse=rrf " \
-        "rerank=kfold:models/reranker-onnx+sentences:all-MiniLM-L6-v2:30"
+        "filter=rules:drop-words share=source candidates=hybrid:200 expand=treehop fuse=rrf " \
+        "rerank=kfold:models/reranker-onnx+sentences:all-MiniLM-L6-v2:40"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):

@@ -62,14 +62,16 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
 # reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold,
 # combined with the sentence reranker (compose-combined-multihop-rag.md; fused at the mean of the
-# two's own weights, 0.6); compose-pool-multihop-rag.md says why the rerankers score all 30 candidates
+# two's own weights, 0.6), TreeHop trained there too as the expansion ('mhgraph treehop train',
+# named by --treehop-model; compose-treehop-multihop-rag.md), the rerankers scoring every fused
+# chunk: the 30 candidates and TreeHop's 10
 SEARCH = "filter=rules:drop-words share=source candidates=hybrid:200"
 SENTENCE_RERANKER = "sentences:all-MiniLM-L6-v2"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
 PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank={SENTENCE_RERANKER}:50",
                            "training-free-fast": SEARCH,
-                           "in-domain": f"{SEARCH} rerank={IN_DOMAIN_RERANKER}+{SENTENCE_RERANKER}:30"}
+                           "in-domain": f"{SEARCH} expand=treehop rerank={IN_DOMAIN_RERANKER}+{SENTENCE_RERANKER}:40"}
 
 
 class ComposedRetriever(Retriever):

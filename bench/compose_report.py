@@ -45,6 +45,8 @@ def trained_parts(params: dict, generated: bool = False) -> list[str]:
 
 def treehop_folds(model: str) -> str:
     """How a k-fold TreeHop's folds were cut, from its name (TreeHopModels.load writes it there)."""
+    if "trained on all" in model:     # one model trained on every question (TreeHopModels.load's name)
+        return "trained on every question: not held out"
     kind = next((k for k in ("evidence-disjoint", "pair-disjoint") if k in model), None)
     return (f"k-fold by question, {kind} folds" if kind
             else "k-fold by question; other questions on a held-out one's evidence are in training")

@@ -5,7 +5,7 @@
 #   - the training-free preset's sentence reranker on its prepared sentences, 20 and 50 candidates;
 #   - the in-domain cross-encoder's float32 torch folds at 128-token pairs, 20 candidates (its int8
 #     ONNX export, the one the preset names, runs on ONNX Runtime, which has no such switch).
-#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20}-NAME.md and .json (about 15 min)
+#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20}-NAME.md and .json (about 6 min)
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)

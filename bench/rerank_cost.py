@@ -162,7 +162,9 @@ def measure_here(args: argparse.Namespace) -> dict:
         for w, row in measure(reranker, scored, candidates, gold, args.keep, weights).items():
             rows[f"{label}, weight {w:g}"] = row
     return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
-            "code_paths": {**code_paths(), "cross_encoder_bf16": False if held else fast_bf16("cpu")}}
+            "code_paths": {**code_paths(),
+                           # only a cross-encoder (one with a pair cut) scores under bf16 autocast
+                           "cross_encoder_bf16": None if cuts == [None] else (False if held else fast_bf16("cpu"))}}
 
 
 def measure_under(isa: str, argv: list[str]) -> dict:
@@ -235,7 +237,8 @@ def describe_paths(paths: dict) -> str:
     seen = [f"torch CPU capability {paths['torch_cpu_capability']}"] if paths.get("torch_cpu_capability") else []
     seen += [f"BLAS {b}" for b in paths.get("blas", [])]
     seen += ["ONNX Runtime loaded"] if paths.get("onnxruntime") else []
-    seen += [f"a cross-encoder scores in {'bfloat16' if paths.get('cross_encoder_bf16') else 'float32'}"]
+    if paths.get("cross_encoder_bf16") is not None:
+        seen += [f"the cross-encoder scores in {'bfloat16' if paths['cross_encoder_bf16'] else 'float32'}"]
     return f"{' '.join(held) or 'no switch set'}; {', '.join(seen) or 'nothing reported'}"
 
 

@@ -3,6 +3,7 @@ question's words against its sentences) and lexically (the question's rare words
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -221,12 +222,20 @@ def test_reranker_prepare_stores_every_chunks_sentences_once(empty_graph, settin
     refused = run_cli(settings, "reranker", "prepare", "bi-encoder:all-MiniLM-L6-v2", env=env)
     assert refused.returncode != 0 and "there is nothing to prepare" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
-    # --prune: a stored passage no chunk holds any more (a document edited since) is deleted, the
-    # chunks' are kept
+    # --prune: a stored passage no chunk holds any more (a document edited since) is deleted; the
+    # chunks' are kept, another corpus's too
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"title": "Harbour lights", "author": "A. Writer", "source": "Other Wire",
+                                  "published_at": "2023-10-01T00:00:00+00:00", "category": "news",
+                                  "url": "https://other.example/harbour-lights",
+                                  "body": "The harbour lights were switched on again. Nobody knew who paid."}]))
+    assert run_cli(settings, "ingest", str(other), "--corpus", "other", "--no-progress", env=env).returncode == 0
+    others = [r["text"] for r in empty_graph.execute_query("MATCH (c:Chunk {corpus: 'other'}) RETURN c.text AS text",
+                                                           database_=settings.neo4j_database).records]
     stale = "A chunk's text before its document was edited. It had two sentences."
-    store.put({stale: (sentences(stale), np.ones((len(sentences(stale)), 384), dtype=np.float32))})
-    assert store.held([stale]) == {stale}
-    pruned = run_cli(settings, *prepare, "--prune", env=env)
+    store.put({t: (sentences(t), np.ones((len(sentences(t)), 384), dtype=np.float32)) for t in [stale, *others]})
+    assert store.held([stale, *others]) == {stale, *others} and not set(others) & set(texts)
+    pruned = run_cli(settings, *prepare, "--corpus", "sample", "--prune", env=env)
     assert pruned.returncode == 0, pruned.stderr
     assert "pruned  1 stored passages no chunk of the graph holds" in pruned.stdout
-    assert store.held([stale]) == set() and store.held(texts) == set(texts)
+    assert store.held([stale]) == set() and store.held(texts + others) == set(texts + others)

@@ -33,6 +33,7 @@ class RerankerPreparation:
     seconds: float
     store: Path
     pruned: int | None = None    # --prune: the stored passages no chunk of the graph holds, deleted
+    store_bytes: int = 0         # the store's size on disk afterwards
 
     def lines(self) -> list[str]:
         lines = [(f"reranker {self.reranker}, corpus '{self.corpus}': {self.chunks} chunks read, {self.prepared} "
@@ -41,7 +42,7 @@ class RerankerPreparation:
                  f"  store   {self.store}"]
         if self.pruned is not None:
             lines.append(f"  pruned  {self.pruned} stored passages no chunk of the graph holds "
-                         f"(the store: {self.store.stat().st_size / 2**20:.1f} MB)")
+                         f"(the store: {self.store_bytes / 2**20:.1f} MB)")
         return lines
 
 
@@ -81,10 +82,11 @@ def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256, pr
                     for texts in _chunk_texts(driver, graph.database, corpus, batch_size) for text in texts}
             pruned = [reranker.store.keep_only(held) for reranker in rerankers]
     seconds = time.perf_counter() - started
+    sizes = [reranker.store.size() for reranker in rerankers]
     for reranker in rerankers:
         reranker.store.close()
-    return [RerankerPreparation(r.name, graph.corpus, read, n, seconds, r.store.path, gone)
-            for r, n, gone in zip(rerankers, prepared, pruned)]
+    return [RerankerPreparation(r.name, graph.corpus, read, n, seconds, r.store.path, gone, size)
+            for r, n, gone, size in zip(rerankers, prepared, pruned, sizes)]
 
 
 def _chunk_texts(driver: neo4j.Driver, database: str | None, corpus: str, batch_size: int) -> Iterator[list[str]]:

@@ -15,6 +15,7 @@ import json
 import re
 import sqlite3
 import threading
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -129,7 +130,8 @@ class SentenceStore:
 
     def keep_only(self, keys: set[bytes]) -> int:
         """Delete every stored passage whose key (passage_key) is not in `keys` and give the file
-        the space back; the number deleted. A passage stored meanwhile by another process stays."""
+        the space back; the number deleted. A passage stored meanwhile by another process stays.
+        While another process reads the file, the space comes back at a later prune (a warning)."""
         with self._lock:
             try:
                 gone = [(key,) for (key,) in self._db.execute("SELECT key FROM passages") if key not in keys]
@@ -137,13 +139,28 @@ class SentenceStore:
                     self._db.execute("BEGIN IMMEDIATE")
                     self._db.executemany("DELETE FROM passages WHERE key = ?", gone)
                     self._db.execute("COMMIT")
-                    self._db.execute("VACUUM")
-                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as exc:
+            except BaseException as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                raise MhgraphError(f"{self.path}: cannot prune the sentence store: {exc}") from exc
+                if isinstance(exc, sqlite3.Error):
+                    raise MhgraphError(f"{self.path}: cannot prune the sentence store: {exc}") from exc
+                raise
+            # compacted every time, so that a prune after one another process held up gives the space back
+            try:
+                self._db.execute("VACUUM")
+                busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error as exc:
+                busy, reason = 1, str(exc)
+            else:
+                reason = "another process is reading it"
+            if busy:
+                warnings.warn(f"{self.path}: {len(gone)} passages deleted, but the file keeps the space of what was "
+                              f"deleted for now ({reason}): a later prune gives it back", stacklevel=2)
         return len(gone)
+
+    def size(self) -> int:
+        """Bytes on disk: the file and its write-ahead log."""
+        return sum(p.stat().st_size for p in (self.path, self.path.with_name(self.path.name + "-wal")) if p.exists())
 
     def __len__(self) -> int:
         with self._lock:

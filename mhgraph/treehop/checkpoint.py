@@ -124,8 +124,12 @@ class TreeHopModels:
         return self.kfold is not None and self.checkpoints[0].model.trainable
 
     def in_domain_for(self, corpus: str) -> bool:
-        """Trained on this corpus's questions: k-fold, or a single model whose training names it."""
-        return self.in_domain or (self.checkpoints[0].model.trainable and self.corpus_facts["corpus"] == corpus)
+        """Trained on this corpus's questions: k-fold (on it, or on a corpus it does not record), or a
+        single model whose training names it."""
+        trained_on = self.corpus_facts["corpus"]
+        if self.in_domain:
+            return trained_on in (None, corpus)
+        return self.checkpoints[0].model.trainable and trained_on == corpus
 
     def saw(self, question: str) -> bool:
         """Whether the model that scores `question` was trained on it: never for k-fold models (each

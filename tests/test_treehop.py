@@ -274,6 +274,8 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
         database_=settings.neo4j_database)
     assert led_to[0]["n"] > 0 and led_to[0]["hop"] == 2       # the branch tree is in the traces
     models = TreeHopModels.load(out, "all-MiniLM-L6-v2")
+    # in-domain on the corpus it was trained on, not on another
+    assert models.in_domain_for("sample") and not models.in_domain_for("another-corpus")
     question = questions[0].query
     assert models.for_question(question) is models.checkpoints[kfold.fold(question)].model
     with pytest.raises(MhgraphError, match="trained for embedding model"):

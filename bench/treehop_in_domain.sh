@@ -2,14 +2,14 @@
 # The in-domain preset with TreeHop as its expansion (issue 26's in-domain pipeline: TreeHop and the
 # cross-encoder trained k-fold by question): the preset's search, TreeHop's hops fused in, the
 # k-fold cross-encoder and the sentence reranker together scoring every fused chunk (rerank ...:40),
-# fused at 0.6 as the preset is (and over 50 candidates with TreeHop's 10, :60); with TreeHop's folds
-# cut two ways:
+# fused at 0.6 as the preset is; with TreeHop's folds cut two ways:
 #   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
 #     (MultiHop-RAG has many on the same articles) are in its fold model's training;
 #   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop.
 # Beside them the training-free preset and the in-domain preset over 30 and over 50 candidates
-# without TreeHop (bench/rerank_combined.sh's s2, c3 and c4 runs, copied); development split, official rule, with the k-fold choice
-#   -> bench/results/compose-treehop-NAME.md and .json (about 100 min with the two trainings)
+# without TreeHop (bench/rerank_combined.sh's s2, c3 and c4 runs, copied); development split,
+# official rule, with the k-fold choices
+#   -> bench/results/compose-treehop-NAME.md and .json (about 70 min with the two trainings)
 # Needs the in-domain record's k-fold cross-encoder exported to ONNX (RERANKER-onnx) and the
 # sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min).
 #   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
@@ -42,9 +42,6 @@ run t1-treehop-by-question --method compose --stages "$SEARCH expand=treehop $RE
   --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
 run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
   --treehop-model "$PAIR_DISJOINT" --hops 2 "${IN_DOMAIN[@]}"
-# deeper: 50 candidates and TreeHop's 10, every fused chunk reranked
-run t3-treehop-by-question-50 --method compose --stages "$SEARCH expand=treehop $RERANK:60" \
-  --compose-candidate-k 50 --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
   --json "$record.json" --shippable s2-preset-stored-50 "${ids[@]}" > "$record.md.new"
 mv "$record.md.new" "$record.md"

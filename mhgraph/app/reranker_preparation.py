@@ -64,6 +64,7 @@ def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256, pr
     started = time.perf_counter()
     read, prepared = 0, [0] * len(rerankers)
     pruned: list[int | None] = [None] * len(rerankers)
+    held: set[bytes] = set()             # prune: the keys of every chunk the graph holds
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         total = driver.execute_query(cypher.load("rerank/chunk_count"), corpus=graph.corpus, database_=graph.database,
@@ -73,13 +74,15 @@ def prepare_reranker(settings: Settings, spec: str, *, batch_size: int = 256, pr
             for texts in _chunk_texts(driver, graph.database, graph.corpus, batch_size):
                 for i, reranker in enumerate(rerankers):
                     prepared[i] += reranker.prepare(texts)
+                if prune:
+                    held.update(map(passage_key, texts))
                 read += len(texts)
                 bar.update(len(texts))
-        if prune:
+        if prune:   # this corpus's chunks were read above; the others' now
             corpora = driver.execute_query(cypher.load("corpora/all_names"), database_=graph.database,
                                            routing_=neo4j.RoutingControl.READ).records[0]["names"]
-            held = {passage_key(text) for corpus in corpora
-                    for texts in _chunk_texts(driver, graph.database, corpus, batch_size) for text in texts}
+            held.update(passage_key(text) for corpus in corpora if corpus != graph.corpus
+                        for texts in _chunk_texts(driver, graph.database, corpus, batch_size) for text in texts)
             pruned = [reranker.store.keep_only(held) for reranker in rerankers]
     seconds = time.perf_counter() - started
     sizes = [reranker.store.size() for reranker in rerankers]

@@ -1,7 +1,7 @@
 # Sourced by the compose records' scripts (sentence_store.sh, rerank_combined.sh,
-# treehop_in_domain.sh) once in the checkout: NAME (the script's first argument, default
+# treehop_in_domain.sh, rerank_avx2.sh) once in the checkout: NAME (the script's first argument, default
 # multihop-rag), QUESTIONS (default the development split; checked), EVAL_CORPUS, OFF (every stage
-# offline, K = 10) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
+# offline, K = 10), MODEL and SENTENCE_CACHE (the sentence reranker's) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
 # k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export.
 NAME=${1:-multihop-rag}
 QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
@@ -9,6 +9,9 @@ EVAL_CORPUS=$NAME
 [ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
 source bench/eval_runs.sh
 OFF=(--llm-backend none -k 10)
+# the sentence reranker's model, and the cache folder bench/sentence_store.sh prepares its sentences in
+MODEL=all-MiniLM-L6-v2
+SENTENCE_CACHE=${OUT:-runs}/bench-compose-stored/cache
 
 in_domain_reranker() {
   RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
@@ -27,11 +30,9 @@ record_in() {
   mkdir -p "$RUNS" "$SUMMARIES"
 }
 
-# prepared_sentences: MODEL, the sentence reranker's, and MHGRAPH_CACHE_DIR, the cache
-# bench/sentence_store.sh prepared; what it lacks prepared now (about 7 min from nothing), the
-# summary in SUMMARIES/prepare.txt
+# prepared_sentences: MHGRAPH_CACHE_DIR set to SENTENCE_CACHE; what it lacks prepared now (about
+# 7 min from nothing), the summary in SUMMARIES/prepare.txt
 prepared_sentences() {
-  export MHGRAPH_CACHE_DIR=${OUT:-runs}/bench-compose-stored/cache
-  MODEL=all-MiniLM-L6-v2
+  export MHGRAPH_CACHE_DIR=$SENTENCE_CACHE
   mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$SUMMARIES/prepare.txt"
 }

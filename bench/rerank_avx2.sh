@@ -11,18 +11,14 @@
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NAME=${1:-multihop-rag}
-QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
+source bench/compose_setup.sh   # NAME, QUESTIONS, MODEL, SENTENCE_CACHE
 PER_TYPE=${PER_TYPE:-75}
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-CACHE=${OUT:-runs}/bench-compose-stored/cache
-MODEL=all-MiniLM-L6-v2
-[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
 [ -d "$RERANKER" ] || { echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1; }
-MHGRAPH_CACHE_DIR=$CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
+MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
 common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa native,avx2)
 for k in 20 50; do
-  python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$CACHE" --tokens none --weights 0.7 \
+  python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$SENTENCE_CACHE" --tokens none --weights 0.7 \
     --candidates "$k" "${common[@]}" --out "bench/results/rerank-avx2-sentences-$k-$NAME"
 done
 python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \

@@ -149,10 +149,10 @@ def measure_here(args: argparse.Namespace) -> dict:
         "ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
         "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
+    # held to AVX2, a cross-encoder scores in float32 as it would on a CPU without bf16 (fast_bf16
+    # reads the CPU's flags, which the switches do not change)
+    held = args.measure_under != "native"
     for cut in cuts:
-        # held to AVX2, a cross-encoder scores in float32 as it would on a CPU without bf16 (fast_bf16
-        # reads the CPU's flags, which the switches do not change)
-        held = args.measure_under != "native"
         reranker = load_reranker(args.reranker, args.cache_dir, bf16=False if held else None, max_length=cut)
         reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
         if held and "onnxruntime" in sys.modules:

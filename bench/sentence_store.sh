@@ -13,8 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
 record_in stored
-export MHGRAPH_CACHE_DIR=$RUNS/cache
-MODEL=all-MiniLM-L6-v2
+export MHGRAPH_CACHE_DIR=$SENTENCE_CACHE
 if ! { [ "${RESUME:-0}" = 1 ] && [ -f "$SUMMARIES/prepare.txt" ]; }; then
   echo prepare >&2
   mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress > "$SUMMARIES/prepare.txt.new"

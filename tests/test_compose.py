@@ -310,6 +310,12 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
                                       database_=settings.neo4j_database).records
     scores = load_reranker(PACKAGED).score(QUESTION, [r["text"] for r in rows])
     assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
+    # the trace keeps what the reranker ordered by: each chunk it scored, its fused score and the reranker's
+    scored = trace["rerank"]["scores"]
+    assert scored["chunks"] == fused and len(scored["search"]) == 9
+    assert scored["search"] == sorted(scored["search"], reverse=True) and scored["search"][0] > 0
+    assert list(scored["rerankers"]) == [load_reranker(PACKAGED).name]
+    assert scored["rerankers"][load_reranker(PACKAGED).name] == pytest.approx(scores, abs=1e-4)
     # the walk was seeded by the candidates (6 chunks, min-max: one at 0), not its own vector search
     assert result.diagnostic(PPRWalk).seeded_chunks == 5
     # and by the question's sources and dates, read by the rules (the line has no filter); it names none
@@ -369,6 +375,12 @@ def test_the_training_free_preset_rescores_its_candidates_by_their_best_sentence
     scores = load_reranker("sentences:all-MiniLM-L6-v2").score(QUESTION, [text[cid] for cid in fused])
     final = [c.chunk_id for c in alone.hops[0].chunks]
     assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
+    # the trace keeps what the reranker ordered by: each chunk it scored, its fused score and the reranker's
+    scored = trace["rerank"]["scores"]
+    assert scored["chunks"] == fused and len(scored["search"]) == 9
+    assert scored["search"] == sorted(scored["search"], reverse=True) and scored["search"][0] > 0
+    assert list(scored["rerankers"]) == [load_reranker(PACKAGED).name]
+    assert scored["rerankers"][load_reranker(PACKAGED).name] == pytest.approx(scores, abs=1e-4)
     assert {c.chunk_id for c in result.hops[0].chunks} <= set(fused)
 
 

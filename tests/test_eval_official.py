@@ -120,6 +120,11 @@ def test_map_counts_facts_first_found_and_divides_by_min_of_facts_and_10() -> No
     # more than 10 facts: the divisor is 10
     many = [f"fact {i}." for i in range(12)]
     assert score_texts(["fact 0. fact 1."], many).map_at_10 == approx(2 / 10)
+    # the same scores from the facts each item holds, known beforehand (a ranking re-ordered many times)
+    gold = [normalise(f) for f in facts]
+    held = [{g for g in gold if g in normalise(t)} for t in texts]
+    assert official.score_found(held, gold) == s
+    assert official.score_found(list(reversed(held)), gold) == score_texts(list(reversed(texts)), facts)
 
 
 def test_duplicate_facts_count_once_as_in_the_reference() -> None:

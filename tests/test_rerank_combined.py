@@ -9,7 +9,7 @@ import pytest
 from mhgraph.benchmark import default_questions_path, load_questions
 from mhgraph.compose.stages import parse_stages
 from mhgraph.errors import MhgraphError
-from mhgraph.rerank.base import fusion_weight, standardise
+from mhgraph.rerank.base import fusion_weight, mean_standardised, standardise
 from mhgraph.rerank.combined import CombinedReranker
 from mhgraph.rerank.models import PACKAGED, load_reranker
 
@@ -32,6 +32,11 @@ def test_the_combination_averages_its_parts_standardised_scores() -> None:
     scores = combined.score(QUESTION, PASSAGES)
     assert min(scores[0], scores[2]) > max(scores[1], scores[3])
     assert combined.score(QUESTION, []) == []
+    # each part's own scores, by its name, are what the mean is made of (a trace keeps them)
+    parts = combined.scores_by_part(QUESTION, PASSAGES)
+    assert list(parts) == ["sentences:all-MiniLM-L6-v2", "bi-encoder:all-MiniLM-L6-v2"]
+    assert parts["sentences:all-MiniLM-L6-v2"] == pytest.approx(sentences.score(QUESTION, PASSAGES))
+    assert mean_standardised(parts.values()) == pytest.approx(expected)
     # its fusion weight is the mean of its parts' own (0.7 and 1), unless one is given
     assert fusion_weight(combined, None) == pytest.approx(0.85) and fusion_weight(combined, 0.5) == 0.5
 
@@ -52,6 +57,8 @@ def test_a_pair_token_limit_reaches_only_the_cross_encoders_and_training_labels_
     with pytest.raises(MhgraphError, match=r"^reranker 'sentences:all-MiniLM-L6-v2\+': write the rerankers "
                                            r"combined as A\+B, none empty$"):
         load_reranker("sentences:all-MiniLM-L6-v2+")
+    with pytest.raises(MhgraphError, match=r"^reranker 'nanoranker\+nanoranker': names one reranker twice$"):
+        load_reranker("nanoranker+nanoranker")
 
 
 def test_a_stages_line_names_a_combination_and_the_chunks_it_scores() -> None:

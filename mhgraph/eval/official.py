@@ -30,10 +30,10 @@ dashes and counts a fact that straddles two chunks. The rule, exactly:
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from statistics import fmean
-from typing import Iterable, Mapping, Sequence
 
 from mhgraph.eval.gold import FACT_PREVIEW, UnmatchedFact
 from mhgraph.types import Question, RetrievalResult, RetrievedChunk
@@ -95,18 +95,25 @@ def score_texts(retrieved: Sequence[str], facts: Sequence[str]) -> OfficialScore
     if not facts:
         raise ValueError("the official rule skips questions without evidence facts")
     gold = [normalise(f) for f in facts]
+    return score_found([{g for g in gold if g in normalise(text)} for text in retrieved[:DEPTH]], gold)
+
+
+def score_found(present: Sequence[Collection[str]], gold: Sequence[str]) -> OfficialScore:
+    """Score a ranking by the normalised gold facts its items hold, rank by rank (rules 3-4): what
+    score_texts does once each item's facts are known, so a ranking re-ordered many times (a
+    benchmark weighing rerankers again) is scored without matching texts again."""
+    if not gold:
+        raise ValueError("the official rule skips questions without evidence facts")
     found: set[str] = set()
     ranks: list[int] = []
     first: list[int] = []
-    for rank, text in enumerate(retrieved[:DEPTH], start=1):
-        item = normalise(text)
-        present = {g for g in gold if g in item}
-        if present:
+    for rank, facts in enumerate(present[:DEPTH], start=1):
+        if facts:
             ranks.append(rank)
-            first.append(len(present - found))
-            found |= present
-    ap = sum(n / r for r, n in zip(ranks, first)) / min(len(facts), DEPTH)
-    return OfficialScore(tuple(ranks), tuple(first), len(facts),
+            first.append(len(set(facts) - found))
+            found |= set(facts)
+    ap = sum(n / r for r, n in zip(ranks, first)) / min(len(gold), DEPTH)
+    return OfficialScore(tuple(ranks), tuple(first), len(gold),
                          hits_at_4=float(any(r <= 4 for r in ranks)), hits_at_10=float(bool(ranks)),
                          map_at_10=ap, mrr_at_10=1.0 / ranks[0] if ranks else 0.0,
                          recall_at_10=len(found) / len(set(gold)))

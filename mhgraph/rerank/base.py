@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from statistics import fmean, pstdev
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from mhgraph.types import RetrievedChunk
 
@@ -39,6 +40,24 @@ def standardise(values: Sequence[float]) -> list[float]:
     return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
 
 
+def scores_by_reranker(reranker: Reranker, query: str, passages: Sequence[str]) -> dict[str, list[float]]:
+    """Each reranker's own scores for `passages`, by name: a combination's parts apart (what
+    their mean is made of), else the one reranker's."""
+    parts = getattr(reranker, "scores_by_part", None)
+    return parts(query, passages) if callable(parts) else {reranker.name: reranker.score(query, passages)}
+
+
+@dataclass(frozen=True)
+class Reranked:
+    """What rerank_scored() returns: the kept chunks, the seconds the scoring took, and every
+    scored chunk's scores by reranker, in the order the chunks came (a trace shows why each
+    was kept or not)."""
+
+    chunks: list[RetrievedChunk]
+    seconds: float
+    scores: dict[str, list[float]]
+
+
 def rerank(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
            keep: int, weight: float = 1.0) -> tuple[list[RetrievedChunk], float]:
     """The `keep` best chunks by the reranker's scores (ties keep the retrieval order), re-ranked
@@ -46,13 +65,33 @@ def rerank(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
     weight x reranker + (1 - weight) x search score, each standardised over the candidates: a
     reranker trained on few examples knows what the question asks, the search how close a chunk
     is to it, and on MultiHop-RAG the two together beat either (README, Multi-Meta-RAG)."""
+    reranked = rerank_scored(reranker, query, chunks, keep, weight)
+    return reranked.chunks, reranked.seconds
+
+
+def rerank_scored(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
+                  keep: int, weight: float = 1.0) -> Reranked:
+    """rerank(), keeping each reranker's own scores (a combination's parts apart)."""
     if not chunks:
-        return [], 0.0
+        return Reranked([], 0.0, {})
     started = time.perf_counter()
-    scores = reranker.score(query, [c.text for c in chunks])
+    by_reranker = scores_by_reranker(reranker, query, [c.text for c in chunks])
     seconds = time.perf_counter() - started
+    scores = next(iter(by_reranker.values())) if len(by_reranker) == 1 else mean_standardised(by_reranker.values())
+    return Reranked(ordered(chunks, scores, keep, weight), seconds, by_reranker)
+
+
+def mean_standardised(scores: Iterable[Sequence[float]]) -> list[float]:
+    """Several rerankers' scores for the same passages as one: each standardised, then averaged,
+    so that no reranker's scale outweighs another's."""
+    return [fmean(values) for values in zip(*(standardise(s) for s in scores))]
+
+
+def ordered(chunks: Sequence[RetrievedChunk], scores: Sequence[float], keep: int,
+            weight: float = 1.0) -> list[RetrievedChunk]:
+    """The `keep` best chunks by `scores` (rerank()'s order and fusion), re-ranked from 1."""
     if weight < 1.0:
         scores = [weight * r + (1.0 - weight) * s
                   for r, s in zip(standardise(scores), standardise([c.score for c in chunks]))]
     order = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))[:keep]
-    return [replace(chunks[i], score=float(scores[i]), rank=rank) for rank, i in enumerate(order, start=1)], seconds
+    return [replace(chunks[i], score=float(scores[i]), rank=rank) for rank, i in enumerate(order, start=1)]

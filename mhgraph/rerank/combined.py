@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
 
-from mhgraph.rerank.base import Reranker, standardise
+from mhgraph.rerank.base import Reranker, mean_standardised
 
 JOIN = "+"
 
@@ -31,6 +31,8 @@ class CombinedReranker:
     def __init__(self, parts: Sequence[Reranker]) -> None:
         if len(parts) < 2:
             raise ValueError("a combination needs two rerankers or more")
+        if len({p.name for p in parts}) < len(parts):
+            raise ValueError("a combination names one reranker twice")
         self.parts = list(parts)
         self.name = JOIN.join(p.name for p in self.parts)
         self.rerank_weight = fmean(float(getattr(p, "rerank_weight", 1.0)) for p in self.parts)
@@ -43,8 +45,11 @@ class CombinedReranker:
         """Whether any part was trained on `question`: the combination's scores for it are not held out."""
         return any(p.saw(question) for p in self._seeing)
 
+    def scores_by_part(self, query: str, passages: Sequence[str]) -> dict[str, list[float]]:
+        """Each part's own scores, by its name (a trace shows what the mean is made of)."""
+        return {p.name: p.score(query, passages) for p in self.parts}
+
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        scored = [standardise(p.score(query, passages)) for p in self.parts]
-        return [fmean(values) for values in zip(*scored)]
+        return mean_standardised(self.scores_by_part(query, passages).values())

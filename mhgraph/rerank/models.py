@@ -176,6 +176,8 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
     if (names := combined_parts(spec)) is not None:
         if not all(names):
             raise MhgraphError(f"reranker '{spec}': write the rerankers combined as A{JOIN}B, none empty")
+        if len(set(names)) < len(names):
+            raise MhgraphError(f"reranker '{spec}': names one reranker twice")
         if max_length is not None and not any(_reads_pairs(n) for n in names):
             raise MhgraphError(f"reranker '{spec}' holds no cross-encoder: a pair token limit (rerank_tokens) "
                                f"does not apply to it")

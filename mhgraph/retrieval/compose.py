@@ -22,7 +22,8 @@
    reranked (or fused, or balanced) order; the chunks past a document's limit move below the others.
 
 Each stage is timed (RetrievalResult.phases) and its output kept (StageTrace), so an evaluation
-report shows where gold is lost. The stages' own methods are built with their options as the
+report shows where gold is lost; the rerank stage also keeps the scores it ordered by (each
+scored chunk's fused score and each reranker's own). The stages' own methods are built with their options as the
 configuration sets them (flags, environment, config file), and their diagnostics are kept too.
 """
 
@@ -44,7 +45,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.graph.documents import warn_if_changed
 from mhgraph.options import MethodOptions, option
-from mhgraph.rerank.base import Reranker, fusion_weight, rerank
+from mhgraph.rerank.base import Reranker, fusion_weight, rerank_scored
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
@@ -158,8 +159,11 @@ class ComposedRetriever(Retriever):
         if self.reranker is not None:
             # with balance or diversify, the reranker orders all it scores, and the stage after it keeps top_k
             keep = self.rerank_k if spread else top_k
-            final, seconds = rerank(self.reranker, question, fused[:self.rerank_k], keep, self.rerank_weight)
-            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", seconds, final)
+            scored = fused[:self.rerank_k]
+            reranked = rerank_scored(self.reranker, question, scored, keep, self.rerank_weight)
+            final = reranked.chunks
+            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", reranked.seconds, final)
+            trace[-1]["scores"] = _scores(scored, reranked.scores)
         else:
             final = [replace(c, rank=rank) for rank, c in enumerate(fused[:depth], start=1)]
         if balance:
@@ -308,6 +312,14 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
                              note=note)
+
+
+def _scores(scored: list[RetrievedChunk], by_reranker: dict[str, list[float]]) -> dict[str, Any]:
+    """The rerank stage's inputs, for its trace: each chunk it scored with its fused (search)
+    score and each reranker's own, so a user sees why a chunk was kept or dropped and can
+    weigh the parts again without scoring anew (bench/compose_weights.py)."""
+    return {"chunks": [c.chunk_id for c in scored], "search": [round(c.score, 6) for c in scored],
+            "rerankers": {name: [round(float(v), 5) for v in values] for name, values in by_reranker.items()}}
 
 
 def _expansion_options(settings: Any, name: str, stages: PipelineStages) -> Any:

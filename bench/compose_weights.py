@@ -9,7 +9,8 @@ scores each ordering's top 10 under the official rule:
   - each expansion's ranking in the reciprocal-rank fusion against the candidates' 1 (METHOD:W),
   - shallower pools: the first C candidates and the first E chunks of each expansion, of those
     the run scored (the candidates stage is not run again: with share=source a shallower run
-    divides its candidates among the sources a little differently).
+    divides its candidates among the sources a little differently),
+  - the diversify stage after it: at most N chunks of one document among the kept (none: off).
 The weights are then chosen k-fold by question (bench/kfold.py's folds): per fold, the weights with
 the best official Recall@10 on the other folds, scored on the held-out fold. With a reranker
 trained on these questions the choice is in-domain tuning, and labelled so. First the run's own
@@ -35,19 +36,26 @@ from markdown import f, neo4j_server, table
 
 from mhgraph import cypher
 from mhgraph.benchmark import load_questions
+from mhgraph.compose.diversity import per_document
+from mhgraph.compose.fusion import by_ranks
 from mhgraph.compose.stages import parse_stages
 from mhgraph.config import load_settings
 from mhgraph.eval.official import DEPTH, item_text, normalise, score_found
 from mhgraph.graph.connection import connect
 from mhgraph.retrieval.merge import fused_scores
 from mhgraph.retrieval.records import to_chunks
+from mhgraph.types import RetrievedChunk
 
 METRICS = ("hits@4", "hits@10", "recall@10")
-RERANK_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+RERANK_WEIGHTS = (0.5, 0.6, 0.7, 0.8, 1.0)
 PART_SHARES = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)        # the first reranker's share of the two
-EXPAND_WEIGHTS = (0.5, 1.0, 1.5, 2.0, 3.0)
+EXPAND_WEIGHTS = (0.5, 1.0, 2.0)
+DIVERSIFY = (None, 2, 3)
+RANKS_K = (5, 10, 60)                                       # rank fusion's k (rerank_fusion=ranks)
+RANK_WEIGHTS = (0.4, 0.5, 0.6, 0.7)                         # the rerankers' share under rank fusion
 IN_DOMAIN = " (in-domain tuning: the run's reranker or TreeHop was trained on these questions)"
 POOL_STEP = 10                                              # shallower pools in steps of this many chunks
+SHALLOWEST = 30                                             # ... from this many candidates
 
 
 @dataclass(frozen=True)
@@ -57,15 +65,19 @@ class Weights:
     expand: float | None         # every expansion's fusion weight; None without expansions or under linear fusion
     candidates: int
     expanded: int | None         # each expansion's first E chunks; None without expansions
+    diversify: int | None = None  # at most N chunks of one document kept; None: off
+    ranks_k: int | None = None    # fused by ranks (rerank_fusion=ranks) with this k; None: by scores
 
     @property
     def label(self) -> str:
-        parts = [f"rerank {self.rerank:g}"]
+        parts = [f"rerank {self.rerank:g}" + (f" by ranks, k {self.ranks_k}" if self.ranks_k else "")]
         if self.share is not None:
             parts.append(f"first reranker {self.share:g}")
         if self.expand is not None:
             parts.append(f"expansion {self.expand:g}")
         parts.append(f"pool {self.candidates}" + (f"+{self.expanded}" if self.expanded is not None else ""))
+        if self.diversify:
+            parts.append(f"diversify {self.diversify}")
         return ", ".join(parts)
 
 
@@ -77,6 +89,7 @@ class Traced:
     candidates: list[str]
     expansions: list[list[str]]
     scored: list[str]
+    chunks: list[RetrievedChunk]  # the scored chunks, with their documents
     search: np.ndarray
     parts: np.ndarray            # rerankers x scored chunks
     present: list[frozenset[str]]  # the gold facts each scored chunk holds (official rule)
@@ -106,7 +119,8 @@ def load_traced(run: Path, questions: str, corpus: str) -> tuple[dict, list[Trac
         records, _, _ = driver.execute_query(cypher.load("retrieval/chunks_by_id"), rows=[{"id": i, "score": 0.0}
                                                                                             for i in ids],
                                              corpus=corpus, database_=settings.neo4j_database)
-    texts = {c.chunk_id: normalise(item_text(c)) for c in to_chunks(records)}
+    found = {c.chunk_id: c for c in to_chunks(records)}
+    texts = {cid: normalise(item_text(c)) for cid, c in found.items()}
     traced, own = [], {}
     for r, s in zip(results, stages):
         if r["id"] not in facts or not r.get("official"):
@@ -115,6 +129,7 @@ def load_traced(run: Path, questions: str, corpus: str) -> tuple[dict, list[Trac
         scores = s["rerank"]["scores"]
         expansions = [st["chunks"] for name, st in s.items() if name.startswith("expand:")]
         traced.append(Traced(r["id"], s["candidates"]["chunks"], expansions, scores["chunks"],
+                             [found[c] for c in scores["chunks"]],
                              np.array(scores["search"], dtype=float),
                              np.array([scores["rerankers"][n] for n in names], dtype=float).reshape(len(names), -1),
                              [frozenset(g for g in gold if g in texts[c]) for c in scores["chunks"]], gold))
@@ -127,18 +142,23 @@ def grid(params: dict, traced: list[Traced], names: list[str]) -> list[Weights]:
     rrf = parse_stages(params["stages"]).fuse == "rrf"
     deepest = max(len(t.candidates) for t in traced)
     widest = max((len(e) for t in traced for e in t.expansions), default=0)
-    pools = sorted({*range(POOL_STEP, deepest, POOL_STEP), deepest})
+    pools = sorted({*range(min(SHALLOWEST, deepest), deepest, POOL_STEP), deepest})
     expanded = sorted({*range(POOL_STEP, widest, POOL_STEP), widest}) if expands else [None]
-    return [Weights(w, a if len(names) == 2 else None, e if expands and rrf else None, c, x)
-            for w, a, e, c, x in itertools.product(RERANK_WEIGHTS, PART_SHARES if len(names) == 2 else [None],
-                                                    EXPAND_WEIGHTS if expands and rrf else [None], pools, expanded)]
+    by_scores = [Weights(w, a if len(names) == 2 else None, e if expands and rrf else None, c, x, d)
+                 for w, a, e, c, x, d in itertools.product(RERANK_WEIGHTS, PART_SHARES if len(names) == 2 else [None],
+                                                            EXPAND_WEIGHTS if expands and rrf else [None], pools,
+                                                            expanded, DIVERSIFY)]
+    # by ranks the rerankers weigh alike (mhgraph's by_ranks), the expansions at 1
+    by_ranks = [Weights(w, 0.5 if len(names) == 2 else None, 1.0 if expands and rrf else None, c, x, None, k)
+                for w, k, c, x in itertools.product(RANK_WEIGHTS, RANKS_K, pools, expanded)]
+    return by_scores + by_ranks
 
 
 def scores_of(t: Traced, weights: list[Weights]) -> np.ndarray:
     """(len(weights), len(METRICS)): the question's official scores under each weighting."""
     out = np.zeros((len(weights), len(METRICS)))
     position = {c: i for i, c in enumerate(t.scored)}
-    cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+    cache: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for k, w in enumerate(weights):
         key = (w.candidates, w.expanded, w.expand)
         if key not in cache:
@@ -151,20 +171,35 @@ def scores_of(t: Traced, weights: list[Weights]) -> np.ndarray:
                 fused = fused_scores([t.candidates[:w.candidates], *(e[:w.expanded] for e in t.expansions)],
                                      weights=[1.0] + [w.expand] * len(t.expansions))
                 search = np.array([fused.get(t.scored[i], 0.0) for i in kept])
-                kept = kept[np.argsort(-search, kind="stable")]       # the fused order breaks ties, as in mhgraph
-                search = np.sort(search)[::-1]
-            cache[key] = (kept, search)
-        kept, search = cache[key]
+                order = np.argsort(-search, kind="stable")       # the fused order breaks ties, as in mhgraph
+                kept, search = kept[order], search[order]
+            cache[key] = (kept, zscore(search), zscore(t.parts[:, kept]))
+        kept, search, z = cache[key]
         if not len(kept):
             continue
-        z = zscore(t.parts[:, kept])
-        combined = z[0] if len(z) == 1 else (w.share * z[0] + (1 - w.share) * z[1] if w.share is not None
-                                             else z.mean(axis=0))
-        final = w.rerank * zscore(combined) + (1 - w.rerank) * zscore(search) if w.rerank < 1 else combined
-        top = kept[np.argsort(-final, kind="stable")[:DEPTH]]
+        if w.ranks_k:
+            top = ranked(t, kept, w)
+        else:
+            combined = z[0] if len(z) == 1 else (w.share * z[0] + (1 - w.share) * z[1] if w.share is not None
+                                                 else z.mean(axis=0))
+            final = w.rerank * zscore(combined) + (1 - w.rerank) * search if w.rerank < 1 else combined
+            top = kept[np.argsort(-final, kind="stable")]
+        if w.diversify:
+            top = [position[c.chunk_id] for c in per_document([t.chunks[i] for i in top], w.diversify, DEPTH)]
+        top = top[:DEPTH]
         score = score_found([t.present[i] for i in top], t.gold)
         out[k] = (score.hits_at_4, score.hits_at_10, score.recall_at_10)
     return out
+
+
+def ranked(t: Traced, kept: np.ndarray, w: Weights) -> np.ndarray:
+    """The pool's positions in the order mhgraph's rank fusion gives them (compose/fusion.py's by_ranks)."""
+    position = {c: i for i, c in enumerate(t.scored)}
+    rankings = [[RetrievedChunk(c, 0.0, r) for r, c in enumerate(t.candidates[:w.candidates], start=1)],
+                *([RetrievedChunk(c, 0.0, r) for r, c in enumerate(e[:w.expanded], start=1)] for e in t.expansions)]
+    order = by_ranks([t.chunks[i] for i in kept], {str(j): t.parts[j, kept] for j in range(len(t.parts))},
+                     rankings, [1.0] + [w.expand or 1.0] * len(t.expansions), w.rerank, w.ranks_k, len(kept))
+    return np.array([position[c.chunk_id] for c in order], dtype=int)
 
 
 def own_weights(params: dict, names: list[str], traced: list[Traced]) -> Weights:
@@ -175,7 +210,8 @@ def own_weights(params: dict, names: list[str], traced: list[Traced]) -> Weights
     return Weights(float(params["rerank_weight"]), 0.5 if len(names) == 2 else None,
                    expand if expands and stages.fuse == "rrf" else None,
                    max(len(t.candidates) for t in traced),
-                   max(len(e) for t in traced for e in t.expansions) if expands else None)
+                   max(len(e) for t in traced for e in t.expansions) if expands else None, stages.diversify,
+                   int(params["rerank_rrf_k"]) if params.get("rerank_fusion") == "ranks" else None)
 
 
 def main() -> None:
@@ -243,7 +279,7 @@ def main() -> None:
     lines += ["", f"k-fold: {kfold}; the run's own weights: {theirs}",
               "", "## Each lever alone", "",
               "The best in-sample Recall@10 with one setting held at each value (the others free):", ""]
-    for field in ("rerank", "share", "expand", "candidates", "expanded"):
+    for field in ("rerank", "share", "expand", "candidates", "expanded", "diversify", "ranks_k"):
         values = sorted({getattr(w, field) for w in weights} - {None})
         if len(values) < 2:
             continue

@@ -104,14 +104,34 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
     assert ComposeOptions(stages="training-free", pipelines={"training-free": "candidates=bm25"}).pipeline.candidates \
         == "bm25"
     # the in-domain preset: TreeHop's hops, then the k-fold cross-encoder where 'mhgraph reranker
-    # export' puts it with the sentence reranker, over the 30 candidates and TreeHop's 10
+    # export' puts it with the sentence reranker, over the 50 candidates and TreeHop's 20 (its options)
     assert ComposeOptions(stages="in-domain").pipeline.describe() == \
         "filter=rules:drop-words share=source candidates=hybrid:200 expand=treehop fuse=rrf " \
-        "rerank=kfold:models/reranker-onnx+sentences:all-MiniLM-L6-v2:40"
+        "rerank=kfold:models/reranker-onnx+sentences:all-MiniLM-L6-v2:70"
     with pytest.raises(MhgraphError, match="pipeline 'loop': write its stages as STAGE=VALUE, not another name"):
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):
         ComposeOptions(stages="bad", pipelines={"bad": "fuse=max"})
+
+
+def test_a_preset_sets_its_options_where_nothing_else_did() -> None:
+    from mhgraph.options import OptionSources, resolve
+    from mhgraph.retrieval.compose import PRESET_OPTIONS, ComposeOptions
+
+    preset = ComposeOptions(stages="in-domain").with_preset()
+    assert {k: getattr(preset, k) for k in PRESET_OPTIONS["in-domain"]} == PRESET_OPTIONS["in-domain"]
+    assert (preset.candidate_k, preset.expand_k, preset.rerank_fusion, preset.rerank_weight) == (50, 20, "ranks", 0.5)
+    # a value set anywhere (here the config file; flags and the environment alike) is kept
+    table = {"compose": {"stages": "in-domain", "expand_k": 7, "rerank_fusion": "scores"}}
+    options, _ = resolve("compose", ComposeOptions, OptionSources({}, table, {}), environ={})
+    mine = options.with_preset()
+    assert (mine.expand_k, mine.rerank_fusion, mine.candidate_k, mine.rerank_weight) == (7, "scores", 50, 0.5)
+    # a pipeline of the same name in the config file replaces the preset, and its options with it
+    own = ComposeOptions(stages="in-domain", pipelines={"in-domain": "candidates=bm25"}).with_preset()
+    assert (own.candidate_k, own.rerank_fusion) == (30, "scores")
+    # other pipelines, and a written line, are left as they are
+    assert ComposeOptions(stages="training-free").with_preset() == ComposeOptions(stages="training-free")
+    assert ComposeOptions(stages="candidates=bm25").with_preset().expand_k == 10
 
 
 def test_the_in_domain_preset_says_how_to_make_its_reranker(tmp_path, monkeypatch) -> None:
@@ -149,6 +169,31 @@ def test_fusion_by_reciprocal_rank_and_linear() -> None:
         {"x": 1.0, "y": 0.75, "w": 0.125, "z": 0.0}
     with pytest.raises(ValueError):
         fuse([a, b], "rrf", [1.0])   # one weight per ranking
+
+
+def test_the_rerank_stage_fuses_the_rerankers_rankings_with_the_pipelines_by_rank() -> None:
+    from mhgraph.compose.fusion import by_ranks
+
+    scored = _chunks(("x", 0.9), ("y", 0.8), ("z", 0.7), ("w", 0.6))
+    candidates = _chunks(("x", 0.9), ("y", 0.8), ("z", 0.7))
+    expansion = _chunks(("w", 3.0), ("z", 2.0))
+    rerankers = {"first": [0.1, 0.9, 0.5, 0.2], "second": [0.3, 0.8, 0.1, 0.9]}   # y z w x, then w y x z
+    kept = by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], share=0.5, k=5, keep=3)
+    # the rerankers 0.25 each, the candidates and the expansion 0.25 each, 0.25 / (5 + rank)
+    expected = {"x": 0.25 * (1 / 9 + 1 / 8 + 1 / 6), "y": 0.25 * (1 / 6 + 1 / 7 + 1 / 7),
+                "z": 0.25 * (1 / 7 + 1 / 9 + 1 / 8 + 1 / 7), "w": 0.25 * (1 / 8 + 1 / 6 + 1 / 6)}
+    ranked = sorted(expected, key=lambda c: -expected[c])[:3]
+    assert [c.chunk_id for c in kept] == ranked and [c.rank for c in kept] == [1, 2, 3]
+    assert kept[0].score == pytest.approx(expected[ranked[0]])
+    assert ranked == ["z", "w", "y"]
+    # the rerankers alone (share 1): y 1/6 + 1/7, w 1/8 + 1/6, z 1/7 + 1/9, x 1/9 + 1/8
+    alone = by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], share=1.0, k=5, keep=4)
+    assert [c.chunk_id for c in alone] == ["y", "w", "z", "x"]
+    # the pipeline alone (share 0): z in both rankings, then x and w tied (first places), then y
+    pipeline = by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], share=0.0, k=5, keep=4)
+    assert [c.chunk_id for c in pipeline] == ["z", "x", "w", "y"]
+    # a chunk the rerankers did not score is never kept, though a ranking holds it
+    assert {c.chunk_id for c in by_ranks(scored[:2], {"first": [0.2, 0.1]}, [expansion], [1.0], 0.5, 5, 4)} == {"x", "y"}
 
 
 def test_diversify_keeps_at_most_n_chunks_of_a_document_before_the_rest() -> None:
@@ -345,6 +390,21 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
     assert [c.chunk_id for c in again.hops[0].chunks] == final and again.params["rerank_k"] == 9
     assert {s["stage"]: s for s in again.diagnostic(StageTrace).stages}["rerank"]["detail"].endswith(", 9 -> 3")
     assert again.params["stages"].endswith(f"rerank={PACKAGED}:9")
+    # fused by ranks: the reranker's ranking of the 9 with the candidates' and the walk's, k 5
+    from mhgraph.compose.fusion import by_ranks
+
+    ranked = _retriever(sample_graph, settings, embedder, None, "compose",
+                        lined.model_copy(update={"rerank_fusion": "ranks", "rerank_weight": 0.5})).search(QUESTION,
+                                                                                                           top_k=3)
+    steps = {s["stage"]: s for s in ranked.diagnostic(StageTrace).stages}
+    scored = steps["rerank"]["scores"]
+    expected = by_ranks(_chunks(*zip(scored["chunks"], scored["search"])), scored["rerankers"],
+                        [_chunks(*((c, 0.0) for c in steps[name]["chunks"])) for name in ("candidates", "expand:ppr")],
+                        [1.0, 1.0], share=0.5, k=5, keep=3)
+    assert [c.chunk_id for c in ranked.hops[0].chunks] == [c.chunk_id for c in expected]
+    assert steps["rerank"]["detail"].endswith(", 9 -> 3, fused by ranks (k 5)")
+    assert (ranked.params["rerank_fusion"], ranked.params["rerank_rrf_k"]) == ("ranks", 5)
+    assert "rerank_fusion" not in again.params         # the default, scores, is not written
     with pytest.raises(MhgraphError, match=rf"^stage 'rerank': the line says {PACKAGED}:9, but rerank_k 12 is "
                                            rf"configured: write rerank={PACKAGED}:12, or unset it$"):
         _retriever(sample_graph, settings, embedder, None, "compose", lined.model_copy(update={"rerank_k": 12}))
@@ -375,12 +435,6 @@ def test_the_training_free_preset_rescores_its_candidates_by_their_best_sentence
     scores = load_reranker("sentences:all-MiniLM-L6-v2").score(QUESTION, [text[cid] for cid in fused])
     final = [c.chunk_id for c in alone.hops[0].chunks]
     assert final == [cid for _, cid in sorted(zip(scores, fused), key=lambda p: -p[0])][:3]
-    # the trace keeps what the reranker ordered by: each chunk it scored, its fused score and the reranker's
-    scored = trace["rerank"]["scores"]
-    assert scored["chunks"] == fused and len(scored["search"]) == 9
-    assert scored["search"] == sorted(scored["search"], reverse=True) and scored["search"][0] > 0
-    assert list(scored["rerankers"]) == [load_reranker(PACKAGED).name]
-    assert scored["rerankers"][load_reranker(PACKAGED).name] == pytest.approx(scores, abs=1e-4)
     assert {c.chunk_id for c in result.hops[0].chunks} <= set(fused)
 
 

@@ -1,11 +1,12 @@
 """Several rankings of chunks fused into one. Reciprocal rank fusion is the project's one
 (mhgraph/retrieval/merge.py, as IR-CoT and decomposition fuse); linear fusion normalises each
-ranking's scores to [0, 1] (min-max) and sums them. Not ranx's `fuse`: it compiles with numba on
+ranking's scores to [0, 1] (min-max) and sums them. The rerank stage can fuse by ranks too
+(`by_ranks`): each reranker's ranking of the chunks it scored with the pipeline's own rankings. Not ranx's `fuse`: it compiles with numba on
 first use, 12 to 25 s per process here, longer than a whole `mhgraph query`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -41,3 +42,21 @@ def fuse(rankings: Sequence[Sequence[RetrievedChunk]], method: Literal["rrf", "l
     order = {cid: i for i, cid in enumerate(first)}
     ranked = sorted(first.values(), key=lambda c: (-scores[c.chunk_id], order[c.chunk_id]))
     return [replace(c, score=scores[c.chunk_id], rank=rank, parent_id=None) for rank, c in enumerate(ranked, start=1)]
+
+
+def by_ranks(scored: Sequence[RetrievedChunk], by_reranker: Mapping[str, Sequence[float]],
+             rankings: Sequence[Sequence[RetrievedChunk]], weights: Sequence[float], share: float, k: int,
+             keep: int) -> list[RetrievedChunk]:
+    """The `keep` best of `scored` by reciprocal rank fusion of each reranker's ranking of them
+    (by its own scores, ties in the fused order) with the pipeline's `rankings` (the candidates,
+    each expansion) at their `weights`: the rerankers together weigh `share` of the whole, equally
+    among them, the rankings the rest in proportion to their weights. Ranks, not standardised
+    scores: a chunk one side ranks first counts as much however far its score stands out, and a
+    small `k` lets each side's first places count most. Ranked from 1, each scored by its fused score."""
+    ids = [c.chunk_id for c in scored]
+    own = [[ids[i] for i in sorted(range(len(ids)), key=lambda i: (-values[i], i))] for values in by_reranker.values()]
+    total = sum(weights)
+    shares = [share / len(own)] * len(own) + [(1.0 - share) * w / total if total else 0.0 for w in weights]
+    scores = fused_scores([*own, *([c.chunk_id for c in r] for r in rankings)], weights=shares, k=k)
+    order = sorted(range(len(ids)), key=lambda i: (-scores[ids[i]], i))[:keep]
+    return [replace(scored[i], score=scores[ids[i]], rank=rank) for rank, i in enumerate(order, start=1)]

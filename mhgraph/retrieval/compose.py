@@ -14,7 +14,10 @@
    expansion's ranking weighted against the candidates' 1: the weight written in the stages line
    (`expand=ircot:0.5`), else `expand_weight`.
 4. rerank: the reranker scores the best N fused chunks (`rerank=RERANKER:N`, else `rerank_k`, else
-   20) and keeps `top_k`; without one, the best `top_k` fused chunks are kept.
+   20) and keeps `top_k`; without one, the best `top_k` fused chunks are kept. Its scores meet the
+   pipeline's by `rerank_fusion`: scores (each standardised, the reranker at `rerank_weight`) or
+   ranks (reciprocal rank fusion of each reranker's ranking with the candidates' and each
+   expansion's, the rerankers together at `rerank_weight` of the whole).
 5. balance (when set): the `top_k` kept taken from each source (or document) in turn, from the
    reranked (or fused) order; by source only where the question's filter names two or more
    sources (a question that names none or one keeps its order);
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import neo4j
 from pydantic import model_validator
@@ -39,7 +42,7 @@ from pydantic import model_validator
 from mhgraph import cypher
 from mhgraph.compose.diagnostics import StageTrace
 from mhgraph.compose.diversity import in_turn, per_document
-from mhgraph.compose.fusion import fuse
+from mhgraph.compose.fusion import by_ranks, fuse
 from mhgraph.compose.stages import DROP_WORDS, PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
@@ -72,7 +75,13 @@ IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
 RERANK_K = 20          # the fused chunks a reranker scores when neither the line nor rerank_k says
 PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank={SENTENCE_RERANKER}:50",
                            "training-free-fast": SEARCH,
-                           "in-domain": f"{SEARCH} expand=treehop rerank={IN_DOMAIN_RERANKER}+{SENTENCE_RERANKER}:40"}
+                           "in-domain": f"{SEARCH} expand=treehop rerank={IN_DOMAIN_RERANKER}+{SENTENCE_RERANKER}:70"}
+# what a shipped pipeline sets beside its line, each unless set otherwise (a flag, the environment,
+# the config file): the in-domain preset's pool (50 candidates, TreeHop's 20) and its rank fusion
+# were chosen k-fold by question from one run's trace (compose-weights-multihop-rag.md)
+PRESET_OPTIONS: dict[str, dict[str, Any]] = {
+    "in-domain": {"candidate_k": 50, "expand_k": 20, "rerank_fusion": "ranks", "rerank_weight": 0.5}}
+RERANK_RRF_K = 5       # rank fusion's k: small, so that each ranking's first places count most
 
 
 class ComposedRetriever(Retriever):
@@ -81,6 +90,7 @@ class ComposedRetriever(Retriever):
     def __init__(self, stages: PipelineStages, candidates: Retriever, expansions: dict[str, Retriever], *,
                  candidate_k: int = 30, expand_k: int = 10, expand_weight: float = 1.0,
                  reranker: Reranker | None = None, rerank_k: int = RERANK_K, rerank_weight: float = 1.0,
+                 rerank_fusion: Literal["scores", "ranks"] = "scores", rerank_rrf_k: int = RERANK_RRF_K,
                  note: str | None = None) -> None:
         self.stages = stages
         self.candidates = candidates
@@ -91,6 +101,8 @@ class ComposedRetriever(Retriever):
         self.reranker = reranker
         self.rerank_k = rerank_k
         self.rerank_weight = rerank_weight
+        self.rerank_fusion = rerank_fusion
+        self.rerank_rrf_k = rerank_rrf_k
         self.note = note
 
     @property
@@ -101,7 +113,10 @@ class ComposedRetriever(Retriever):
                 **({"expand_weight": self.expand_weight}
                    if self.expand_weight != 1 and set(self.expansions) - set(dict(self.stages.expand_weights)) else {}),
                 "rerank_k": self.rerank_k,
-                "rerank_weight": self.rerank_weight, "candidates": self.candidates.params,
+                "rerank_weight": self.rerank_weight,
+                **({"rerank_fusion": "ranks", "rerank_rrf_k": self.rerank_rrf_k}
+                   if self.reranker and self.rerank_fusion == "ranks" else {}),
+                "candidates": self.candidates.params,
                 **{f"expand_{name}": r.params for name, r in self.expansions.items()},
                 **({"reranker": self.reranker.name} if self.reranker else {}),
                 **({"reranker_training": training} if training else {}),
@@ -162,7 +177,12 @@ class ComposedRetriever(Retriever):
             scored = fused[:self.rerank_k]
             reranked = rerank_scored(self.reranker, question, scored, keep, self.rerank_weight)
             final = reranked.chunks
-            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}", reranked.seconds, final)
+            how = ""
+            if self.rerank_fusion == "ranks":
+                final = by_ranks(scored, reranked.scores, rankings, weights, self.rerank_weight, self.rerank_rrf_k,
+                                 keep)
+                how = f", fused by ranks (k {self.rerank_rrf_k})"
+            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}{how}", reranked.seconds, final)
             trace[-1]["scores"] = _scores(scored, reranked.scores)
         else:
             final = [replace(c, rank=rank) for rank, c in enumerate(fused[:depth], start=1)]
@@ -238,6 +258,12 @@ class ComposeOptions(MethodOptions):
                                               "reranker's own, as an exported one records it, 0.7 for "
                                               "sentences:MODEL, the mean of its parts' for A+B, else 1).",
                                          ge=0.0, le=1.0)
+    rerank_fusion: Literal["scores", "ranks"] = option(
+        "scores", "How the reranker's scores meet the pipeline's: scores (each standardised, the reranker at "
+                  "rerank_weight) or ranks (reciprocal rank fusion of each reranker's ranking with the "
+                  "candidates' and each expansion's, the rerankers together at rerank_weight of the whole).")
+    rerank_rrf_k: int = option(RERANK_RRF_K, "The k of rank fusion (1 / (k + rank)) under rerank_fusion=ranks: "
+                                             "small, each ranking's first places count most.", ge=1)
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
 
     @model_validator(mode="after")
@@ -264,6 +290,16 @@ class ComposeOptions(MethodOptions):
     def pipeline(self) -> PipelineStages:
         return parse_stages(self.stages_line)
 
+    def with_preset(self) -> ComposeOptions:
+        """These options with what the shipped pipeline `stages` names sets beside its line
+        (PRESET_OPTIONS), each where no flag, environment variable or config file set it; a
+        pipeline the config file names takes the preset's place, and its options with it."""
+        name = self.stages.strip()
+        if name in self.pipelines:
+            return self
+        unset = {k: v for k, v in PRESET_OPTIONS.get(name, {}).items() if k not in self.model_fields_set}
+        return self.model_copy(update=unset) if unset else self
+
 
 def _has_metadata(ctx: BuildContext) -> bool:
     g = ctx.graph
@@ -273,6 +309,7 @@ def _has_metadata(ctx: BuildContext) -> bool:
 
 
 def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
+    options = options.with_preset()
     stages = options.pipeline
     candidate_k, rerank_k = _depths(stages, options)     # a conflict is one line before any model loads
     g, settings = ctx.graph, ctx.settings
@@ -311,7 +348,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     return ComposedRetriever(stages, candidates, expansions, candidate_k=candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
-                             note=note)
+                             rerank_fusion=options.rerank_fusion, rerank_rrf_k=options.rerank_rrf_k, note=note)
 
 
 def _scores(scored: list[RetrievedChunk], by_reranker: dict[str, list[float]]) -> dict[str, Any]:

@@ -7,8 +7,8 @@ development split, interleaving the steps' hits into it cost Hits@4 at K = 10 (0
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from mhgraph.types import Hop, RetrievedChunk
 
@@ -16,15 +16,16 @@ RRF_K = 60
 
 
 def fused_scores(rankings: Sequence[Sequence[str]], *, lead: bool = False,
-                 weights: Sequence[float] | None = None) -> dict[str, float]:
-    """chunk id -> sum over the rankings holding it of weight / (RRF_K + rank), rank from 1, each
-    ranking's weight 1 unless `weights` gives one per ranking. With `lead`, the chunks of the first
+                 weights: Sequence[float] | None = None, k: int = RRF_K) -> dict[str, float]:
+    """chunk id -> sum over the rankings holding it of weight / (k + rank), rank from 1, each
+    ranking's weight 1 unless `weights` gives one per ranking (k: RRF_K unless given; a small k
+    lets each ranking's first places count most). With `lead`, the chunks of the first
     ranking (the question's own search) keep its order ahead of every other: the later searches
     add evidence below it and reorder nothing above."""
     scores: dict[str, float] = {}
     for ids, weight in zip(rankings, [1.0] * len(rankings) if weights is None else weights, strict=True):
         for rank, chunk_id in enumerate(ids, start=1):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (RRF_K + rank)
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
     if lead and rankings:
         for rank, chunk_id in enumerate(rankings[0], start=1):
             scores[chunk_id] = 1.0 + 1.0 / rank

@@ -76,9 +76,13 @@ def expand_weights(params: dict) -> dict[str, float]:
 
 
 def stages_cell(params: dict) -> str:
-    """The stages line, with the expansions' and the reranker's fusion weights where set."""
-    weights = [f"expand weight {params['expand_weight']:g}"] if "expand_weight" in params else []
+    """The stages line, with the pool an expansion joins (candidates and its chunks), the
+    expansions' and the reranker's fusion weights where set, and a rank fusion."""
+    weights = ([f"{params['candidate_k']} candidates, {params['expand_k']} chunks per expansion"]
+               if expand_weights(params) and "candidate_k" in params else [])
+    weights += [f"expand weight {params['expand_weight']:g}"] if "expand_weight" in params else []
     weights += [f"rerank weight {params['rerank_weight']:g}"] if params.get("reranker") else []
+    weights += ([f"fused by ranks, k {params['rerank_rrf_k']}"] if params.get("rerank_fusion") == "ranks" else [])
     return f"`{params.get('stages')}`" + (f" ({', '.join(weights)})" if weights else "")
 
 

@@ -266,8 +266,12 @@ def main() -> None:
               f"the run's {f(recorded[:, recall].mean())}; {differ} of {len(traced)} questions score differently "
               "(scores kept to 5 decimals in the trace can tie where the run's did not)."), "",
              f"## The best of {len(weights)} weightings (in-sample)", ""]
-    rows = [[weights[j].label + (" (the run's)" if j == mine_at else ""), *(f(mean[j, i]) for i in range(len(METRICS)))]
-            for j in [*order[:15], *([mine_at] if mine_at not in order[:15] else [])]]
+    # below the best 15: the best fused by scores (mhgraph's default) and the run's own, where not among them
+    by_scores = next(int(j) for j in order if not weights[j].ranks_k)
+    shown = [*order[:15], *(j for j in dict.fromkeys([by_scores, mine_at]) if j not in order[:15])]
+    rows = [[weights[j].label + (" (the run's)" if j == mine_at else "")
+             + (" (the best by scores)" if j == by_scores and j not in order[:15] else ""),
+             *(f(mean[j, i]) for i in range(len(METRICS)))] for j in shown]
     lines += table(["weights", *METRICS], rows)
     lines += ["", "## The choice, k-fold by question", "",
               ("Each fold's weights are the ones with the best official Recall@10 on the other folds, scored on the "

@@ -65,10 +65,11 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # candidates, 159, where the reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
 # cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
 # reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold,
-# combined with the sentence reranker (compose-combined-multihop-rag.md; fused at the mean of the
-# two's own weights, 0.6), TreeHop trained there too as the expansion ('mhgraph treehop train',
-# named by --treehop-model; compose-treehop-multihop-rag.md), the rerankers scoring every fused
-# chunk: the 30 candidates and TreeHop's 10
+# combined with the sentence reranker (compose-combined-multihop-rag.md), TreeHop trained there
+# too as the expansion ('mhgraph treehop train', named by --treehop-model;
+# compose-treehop-multihop-rag.md), the rerankers scoring every fused chunk (50 candidates and
+# TreeHop's 20) and their rankings fused with the pipeline's by rank (PRESET_OPTIONS;
+# compose-weights-multihop-rag.md)
 SEARCH = "filter=rules:drop-words share=source candidates=hybrid:200"
 SENTENCE_RERANKER = "sentences:all-MiniLM-L6-v2"
 IN_DOMAIN_RERANKER = "kfold:models/reranker-onnx"
@@ -256,7 +257,8 @@ class ComposeOptions(MethodOptions):
     rerank_weight: float | None = option(None, "The reranker's weight fused with the fused score, each "
                                               "standardised (1: the reranker's order alone; default: the "
                                               "reranker's own, as an exported one records it, 0.7 for "
-                                              "sentences:MODEL, the mean of its parts' for A+B, else 1).",
+                                              "sentences:MODEL, the mean of its parts' for A+B, else 1; under "
+                                              "rerank_fusion=ranks, the rerankers' share of the rank fusion).",
                                          ge=0.0, le=1.0)
     rerank_fusion: Literal["scores", "ranks"] = option(
         "scores", "How the reranker's scores meet the pipeline's: scores (each standardised, the reranker at "

@@ -6,7 +6,7 @@
 #   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
 #     (MultiHop-RAG has many on the same articles) are in its fold model's training;
 #   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop;
-# and the in-domain preset as it ships (t3: a deeper pool, the rerankers fused by ranks).
+# and the in-domain preset as it ships (t3: a deeper pool, the rerankers fused by ranks; t4 pair-disjoint).
 # Beside them the training-free preset and the in-domain preset over 30 and over 50 candidates
 # without TreeHop (bench/rerank_combined.sh's s2, c3 and c4 runs, copied); development split,
 # official rule, with the k-fold choices
@@ -48,6 +48,9 @@ run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $
 # chosen k-fold by question from the trace of bench/rerank_weights.sh's deep run
 run t3-treehop-ranks --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
   --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
+  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+run t4-treehop-ranks-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
+  --treehop-model "$PAIR_DISJOINT" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
   --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
   --json "$record.json" --shippable s2-preset-stored-50 "${ids[@]}" > "$record.md.new"

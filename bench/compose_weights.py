@@ -8,13 +8,16 @@ scores each ordering's top 10 under the official rule:
   - one reranker against the other, for a combination of two (mhgraph weighs its parts equally),
   - each expansion's ranking in the reciprocal-rank fusion against the candidates' 1 (METHOD:W),
   - shallower pools: the first C candidates and the first E chunks of each expansion, of those
-    the run scored (the candidates stage is not run again: with share=source a shallower run
-    divides its candidates among the sources a little differently),
+    the run scored: an estimate, since nothing runs again (with share=source a shallower run
+    divides its candidates among the sources a little differently, and a method asked for fewer
+    chunks may search otherwise: TreeHop keeps as many branches as it returns chunks),
   - the diversify stage after it: at most N chunks of one document among the kept (none: off).
 The weights are then chosen k-fold by question (bench/kfold.py's folds): per fold, the weights with
 the best official Recall@10 on the other folds, scored on the held-out fold. With a reranker
 trained on these questions the choice is in-domain tuning, and labelled so. First the run's own
-weights, re-ordered here, are checked against the run's own scores.
+weights, re-ordered here, are checked against the run's own scores (exact on the pool the run
+scored). The run must score its whole pool (rerank=RERANKER:N with N at least the candidates plus
+each expansion's chunks): a chunk it did not score is not in the trace.
 
     python bench/compose_weights.py RUN_DIR --name multihop-rag --questions Q --command "..." \
         --json OUT.json > OUT.md

@@ -2,7 +2,7 @@
 # The in-domain preset with TreeHop as its expansion (issue 26's in-domain pipeline: TreeHop and the
 # cross-encoder trained k-fold by question): the preset's search, TreeHop's hops fused in, the
 # k-fold cross-encoder and the sentence reranker together scoring every fused chunk (rerank ...:40),
-# fused at 0.6 as the preset is; with TreeHop's folds cut two ways:
+# fused at 0.6 as the preset then was; with TreeHop's folds cut two ways:
 #   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
 #     (MultiHop-RAG has many on the same articles) are in its fold model's training;
 #   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop;

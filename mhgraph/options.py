@@ -37,6 +37,11 @@ class MethodOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
+    def own_defaults(self) -> dict[str, tuple[Any, str]]:
+        """Values these options set themselves where no flag, environment variable or config file
+        set them (a shipped pipeline's options), by field, each with its origin; none here."""
+        return {}
+
 
 def option(default: Any, help: str, *, flag: str | None = None, env: Sequence[str] = (),
            legacy: Sequence[str] = (), **constraints: Any) -> Any:

@@ -116,16 +116,24 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
 
 def test_a_preset_sets_its_options_where_nothing_else_did() -> None:
     from mhgraph.options import OptionSources, resolve
-    from mhgraph.retrieval.compose import PRESET_OPTIONS, ComposeOptions
+    from mhgraph.retrieval.compose import PRESET_OPTIONS, RANKS_SHARE, ComposeOptions, rerank_weight
 
     preset = ComposeOptions(stages="in-domain").with_preset()
     assert {k: getattr(preset, k) for k in PRESET_OPTIONS["in-domain"]} == PRESET_OPTIONS["in-domain"]
-    assert (preset.candidate_k, preset.expand_k, preset.rerank_fusion, preset.rerank_weight) == (50, 20, "ranks", 0.5)
+    assert (preset.candidate_k, preset.expand_k, preset.rerank_fusion) == (50, 20, "ranks")
+    # fused by ranks the rerankers weigh half unless set; by scores, the reranker's own weight
+    combined = type("Combined", (), {"rerank_weight": 0.6})()
+    assert rerank_weight(combined, preset) == RANKS_SHARE == 0.5
+    assert rerank_weight(combined, preset.model_copy(update={"rerank_weight": 0.7})) == 0.7
     # a value set anywhere (here the config file; flags and the environment alike) is kept
     table = {"compose": {"stages": "in-domain", "expand_k": 7, "rerank_fusion": "scores"}}
     options, _ = resolve("compose", ComposeOptions, OptionSources({}, table, {}), environ={})
     mine = options.with_preset()
-    assert (mine.expand_k, mine.rerank_fusion, mine.candidate_k, mine.rerank_weight) == (7, "scores", 50, 0.5)
+    assert (mine.expand_k, mine.rerank_fusion, mine.candidate_k) == (7, "scores", 50)
+    assert rerank_weight(combined, mine) == 0.6
+    # the server rebuilds the options with a request's over them: what was left unset stays unset
+    served = ComposeOptions.model_validate({**options.model_dump(exclude_unset=True), "expand_k": 9}).with_preset()
+    assert (served.expand_k, served.candidate_k, served.rerank_fusion) == (9, 50, "scores")
     # a pipeline of the same name in the config file replaces the preset, and its options with it
     own = ComposeOptions(stages="in-domain", pipelines={"in-domain": "candidates=bm25"}).with_preset()
     assert (own.candidate_k, own.rerank_fusion) == (30, "scores")
@@ -194,6 +202,8 @@ def test_the_rerank_stage_fuses_the_rerankers_rankings_with_the_pipelines_by_ran
     assert [c.chunk_id for c in pipeline] == ["z", "x", "w", "y"]
     # a chunk the rerankers did not score is never kept, though a ranking holds it
     assert {c.chunk_id for c in by_ranks(scored[:2], {"first": [0.2, 0.1]}, [expansion], [1.0], 0.5, 5, 4)} == {"x", "y"}
+    # nothing scored (a question without candidates): nothing kept
+    assert by_ranks([], {}, [candidates], [1.0], 0.5, 5, 3) == []
 
 
 def test_diversify_keeps_at_most_n_chunks_of_a_document_before_the_rest() -> None:

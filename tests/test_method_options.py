@@ -92,7 +92,7 @@ def test_metarag_rerank_switch(monkeypatch) -> None:
 
 def test_config_command_prints_each_methods_table(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
-    config.write_text("[metarag]\ncandidates = 30\n")
+    config.write_text("[metarag]\ncandidates = 30\n\n[compose]\nstages = \"in-domain\"\nexpand_k = 7\n")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MHGRAPH_IRCOT_MAX_STEPS": "4"}
     out = subprocess.run([sys.executable, "-m", "mhgraph.cli", "--config", str(config), "config"],
                          capture_output=True, text=True, env=env, check=True).stdout.splitlines()
@@ -102,6 +102,10 @@ def test_config_command_prints_each_methods_table(tmp_path: Path) -> None:
     assert any(line.startswith("candidates") and "30" in line and "[file]" in line for line in metarag)
     ircot = out[out.index("[ircot]") + 1:]
     assert any(line.startswith("max_steps") and "4" in line and "[env]" in line for line in ircot)
+    # a shipped pipeline's options show as its, where nothing else set them
+    compose = {line.split()[0]: line for line in out[out.index("[compose]") + 1:] if line and not line.startswith("[")}
+    assert compose["candidate_k"].split()[2] == "50" and compose["candidate_k"].endswith("[preset in-domain]")
+    assert compose["expand_k"].split()[2] == "7" and compose["expand_k"].endswith("[file]")
 
 
 def test_the_configuration_page_is_what_the_code_declares() -> None:

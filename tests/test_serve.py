@@ -354,3 +354,32 @@ def test_mcp_over_streamable_http_with_a_key(sample_graph, settings) -> None:
                                            http_client=httpx2.AsyncClient(headers={"Authorization": "Bearer k3y"},
                                                                           timeout=120))
         check_mcp(anyio.run(_mcp_session, Client(transport, read_timeout_seconds=120)), settings)
+
+
+def test_a_request_naming_a_preset_gets_the_presets_options(sample_graph, settings) -> None:
+    """The server rebuilds a method's options with a request's over its own: what neither set
+    stays unset, so a shipped pipeline's options (PRESET_OPTIONS) fill it."""
+    from mhgraph.serve.resources import Resources
+
+    resources = Resources(settings, cache=False)
+    try:
+        options = resources.options("compose", {"stages": "in-domain", "expand_k": 9}).with_preset()
+        assert (options.candidate_k, options.expand_k, options.rerank_fusion) == (50, 9, "ranks")
+        assert resources.options("compose", {}).with_preset().rerank_fusion == "scores"
+    finally:
+        resources.close()
+
+
+def test_a_combined_rerankers_parts_score_under_the_servers_lock() -> None:
+    from mhgraph.serve.resources import RERANKER_CALLS, Serialized
+
+    class Parts:
+        name = "a+b"
+        inside: list[bool] = []
+
+        def scores_by_part(self, query: str, passages: list[str]) -> dict[str, list[float]]:
+            self.inside.append(served._lock.locked())
+            return {"a": [1.0] * len(passages)}
+
+    served = Serialized(Parts(), RERANKER_CALLS)
+    assert served.scores_by_part("q", ["p"]) == {"a": [1.0]} and Parts.inside == [True]

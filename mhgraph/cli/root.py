@@ -74,8 +74,10 @@ def config_cmd(ctx: click.Context, reference: bool) -> None:
         if not origins:
             continue
         click.echo(f"[{spec.name}]")
+        own = options.own_defaults()      # e.g. a shipped pipeline's options, where nothing set them
         for name, origin in origins.items():
-            click.echo(f"{name:20} = {getattr(options, name)!s:50} [{origin}]")
+            value, origin = own.get(name, (getattr(options, name), origin))
+            click.echo(f"{name:20} = {value!s:50} [{origin}]")
 
 
 def llm_options(command):

@@ -53,6 +53,8 @@ def by_ranks(scored: Sequence[RetrievedChunk], by_reranker: Mapping[str, Sequenc
     among them, the rankings the rest in proportion to their weights. Ranks, not standardised
     scores: a chunk one side ranks first counts as much however far its score stands out, and a
     small `k` lets each side's first places count most. Ranked from 1, each scored by its fused score."""
+    if not scored or not by_reranker:
+        return []
     ids = [c.chunk_id for c in scored]
     own = [[ids[i] for i in sorted(range(len(ids)), key=lambda i: (-values[i], i))] for values in by_reranker.values()]
     total = sum(weights)

@@ -81,8 +81,9 @@ PRESETS: dict[str, str] = {"training-free": f"{SEARCH} rerank={SENTENCE_RERANKER
 # the config file): the in-domain preset's pool (50 candidates, TreeHop's 20) and its rank fusion
 # were chosen k-fold by question from one run's trace (compose-weights-multihop-rag.md)
 PRESET_OPTIONS: dict[str, dict[str, Any]] = {
-    "in-domain": {"candidate_k": 50, "expand_k": 20, "rerank_fusion": "ranks", "rerank_weight": 0.5}}
+    "in-domain": {"candidate_k": 50, "expand_k": 20, "rerank_fusion": "ranks"}}
 RERANK_RRF_K = 5       # rank fusion's k: small, so that each ranking's first places count most
+RANKS_SHARE = 0.5      # the rerankers' share of a rank fusion when rerank_weight is unset
 
 
 class ComposedRetriever(Retriever):
@@ -258,7 +259,8 @@ class ComposeOptions(MethodOptions):
                                               "standardised (1: the reranker's order alone; default: the "
                                               "reranker's own, as an exported one records it, 0.7 for "
                                               "sentences:MODEL, the mean of its parts' for A+B, else 1; under "
-                                              "rerank_fusion=ranks, the rerankers' share of the rank fusion).",
+                                              "rerank_fusion=ranks, the rerankers' share of the rank fusion, "
+                                              f"{RANKS_SHARE} unless set).",
                                          ge=0.0, le=1.0)
     rerank_fusion: Literal["scores", "ranks"] = option(
         "scores", "How the reranker's scores meet the pipeline's: scores (each standardised, the reranker at "
@@ -292,14 +294,19 @@ class ComposeOptions(MethodOptions):
     def pipeline(self) -> PipelineStages:
         return parse_stages(self.stages_line)
 
-    def with_preset(self) -> ComposeOptions:
-        """These options with what the shipped pipeline `stages` names sets beside its line
-        (PRESET_OPTIONS), each where no flag, environment variable or config file set it; a
-        pipeline the config file names takes the preset's place, and its options with it."""
+    def own_defaults(self) -> dict[str, tuple[Any, str]]:
+        """What the shipped pipeline `stages` names sets beside its line (PRESET_OPTIONS), where no
+        flag, environment variable or config file set it; a pipeline the config file names takes
+        the preset's place, and its options with it."""
         name = self.stages.strip()
         if name in self.pipelines:
-            return self
-        unset = {k: v for k, v in PRESET_OPTIONS.get(name, {}).items() if k not in self.model_fields_set}
+            return {}
+        return {k: (v, f"preset {name}") for k, v in PRESET_OPTIONS.get(name, {}).items()
+                if k not in self.model_fields_set}
+
+    def with_preset(self) -> ComposeOptions:
+        """These options with own_defaults() applied."""
+        unset = {k: v for k, (v, _) in self.own_defaults().items()}
         return self.model_copy(update=unset) if unset else self
 
 
@@ -349,7 +356,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
                         getattr(reranker, "corpus_facts", None))
     return ComposedRetriever(stages, candidates, expansions, candidate_k=candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
-                             rerank_k=rerank_k, rerank_weight=fusion_weight(reranker, options.rerank_weight),
+                             rerank_k=rerank_k, rerank_weight=rerank_weight(reranker, options),
                              rerank_fusion=options.rerank_fusion, rerank_rrf_k=options.rerank_rrf_k, note=note)
 
 
@@ -359,6 +366,15 @@ def _scores(scored: list[RetrievedChunk], by_reranker: dict[str, list[float]]) -
     weigh the parts again without scoring anew (bench/compose_weights.py)."""
     return {"chunks": [c.chunk_id for c in scored], "search": [round(c.score, 6) for c in scored],
             "rerankers": {name: [round(float(v), 5) for v in values] for name, values in by_reranker.items()}}
+
+
+def rerank_weight(reranker: Reranker | None, options: ComposeOptions) -> float:
+    """The weight the rerank stage fuses at: the one set; unset, the reranker's own score-fusion
+    weight (fusion_weight) when fusing by scores, RANKS_SHARE when by ranks (a weight chosen for
+    standardised scores says nothing of a share of ranks)."""
+    if options.rerank_weight is None and options.rerank_fusion == "ranks":
+        return RANKS_SHARE
+    return fusion_weight(reranker, options.rerank_weight)
 
 
 def _expansion_options(settings: Any, name: str, stages: PipelineStages) -> Any:

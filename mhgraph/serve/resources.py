@@ -61,7 +61,7 @@ class Serialized:
 
 # what runs a model (and its fast tokenizer): an embedder's and a reranker's
 EMBEDDER_CALLS = ("embed_query", "embed_queries", "embed_documents")
-RERANKER_CALLS = ("score",)
+RERANKER_CALLS = ("score", "scores_by_part")      # a combination's parts score through the second
 
 
 class Resources:
@@ -124,7 +124,9 @@ class Resources:
         spec = registry.get(method)
         base = registry.options_for(self.settings, method)
         try:
-            return spec.options.model_validate({**base.model_dump(), **given})
+            # only what was set, so that fields left at their defaults still read as unset (a
+            # shipped pipeline's own options fill those)
+            return spec.options.model_validate({**base.model_dump(exclude_unset=True), **given})
         except ValidationError as exc:
             raise InputError("request", *error_at(exc, ("options",))) from None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import fmean, pstdev
 from typing import Protocol, runtime_checkable
@@ -40,13 +40,6 @@ def standardise(values: Sequence[float]) -> list[float]:
     return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
 
 
-def scores_by_reranker(reranker: Reranker, query: str, passages: Sequence[str]) -> dict[str, list[float]]:
-    """Each reranker's own scores for `passages`, by name: a combination's parts apart (what
-    their mean is made of), else the one reranker's."""
-    parts = getattr(reranker, "scores_by_part", None)
-    return parts(query, passages) if callable(parts) else {reranker.name: reranker.score(query, passages)}
-
-
 @dataclass(frozen=True)
 class Reranked:
     """What rerank_scored() returns: the kept chunks, the seconds the scoring took, and every
@@ -75,16 +68,16 @@ def rerank_scored(reranker: Reranker, query: str, chunks: Sequence[RetrievedChun
     if not chunks:
         return Reranked([], 0.0, {})
     started = time.perf_counter()
-    by_reranker = scores_by_reranker(reranker, query, [c.text for c in chunks])
+    texts = [c.text for c in chunks]
+    by_part = getattr(reranker, "scores_by_part", None)
+    if callable(by_part):       # a combination: its parts' scores, made one by its own rule
+        by_reranker = by_part(query, texts)
+        scores = reranker.combine(by_reranker)
+    else:
+        scores = reranker.score(query, texts)
+        by_reranker = {reranker.name: scores}
     seconds = time.perf_counter() - started
-    scores = next(iter(by_reranker.values())) if len(by_reranker) == 1 else mean_standardised(by_reranker.values())
     return Reranked(ordered(chunks, scores, keep, weight), seconds, by_reranker)
-
-
-def mean_standardised(scores: Iterable[Sequence[float]]) -> list[float]:
-    """Several rerankers' scores for the same passages as one: each standardised, then averaged,
-    so that no reranker's scale outweighs another's."""
-    return [fmean(values) for values in zip(*(standardise(s) for s in scores))]
 
 
 def ordered(chunks: Sequence[RetrievedChunk], scores: Sequence[float], keep: int,

@@ -6,11 +6,11 @@ that answers one part of it: they err on different chunks."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from statistics import fmean
 
-from mhgraph.rerank.base import Reranker, mean_standardised
+from mhgraph.rerank.base import Reranker, standardise
 
 JOIN = "+"
 
@@ -49,7 +49,12 @@ class CombinedReranker:
         """Each part's own scores, by its name (a trace shows what the mean is made of)."""
         return {p.name: p.score(query, passages) for p in self.parts}
 
+    @staticmethod
+    def combine(by_part: Mapping[str, Sequence[float]]) -> list[float]:
+        """The parts' scores for the same passages as one: each standardised, then averaged."""
+        return [fmean(values) for values in zip(*(standardise(s) for s in by_part.values()))]
+
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        return mean_standardised(self.scores_by_part(query, passages).values())
+        return self.combine(self.scores_by_part(query, passages))

@@ -41,14 +41,14 @@ def standardise(values: Sequence[float]) -> list[float]:
 
 
 @dataclass(frozen=True)
-class Reranked:
-    """What rerank_scored() returns: the kept chunks, the seconds the scoring took, and every
-    scored chunk's scores by reranker, in the order the chunks came (a trace shows why each
-    was kept or not)."""
+class Scored:
+    """What score_chunks() returns: the reranker's score of each chunk in the order the chunks
+    came, each of its parts' own (a combination's apart; else the reranker's under its name), and
+    the seconds the scoring took. A trace keeps the parts to show why a chunk was kept or not."""
 
-    chunks: list[RetrievedChunk]
+    scores: list[float]
+    by_reranker: dict[str, list[float]]
     seconds: float
-    scores: dict[str, list[float]]
 
 
 def rerank(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
@@ -58,15 +58,14 @@ def rerank(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
     weight x reranker + (1 - weight) x search score, each standardised over the candidates: a
     reranker trained on few examples knows what the question asks, the search how close a chunk
     is to it, and on MultiHop-RAG the two together beat either (README, Multi-Meta-RAG)."""
-    reranked = rerank_scored(reranker, query, chunks, keep, weight)
-    return reranked.chunks, reranked.seconds
+    scored = score_chunks(reranker, query, chunks)
+    return ordered(chunks, scored.scores, keep, weight), scored.seconds
 
 
-def rerank_scored(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk],
-                  keep: int, weight: float = 1.0) -> Reranked:
-    """rerank(), keeping each reranker's own scores (a combination's parts apart)."""
+def score_chunks(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk]) -> Scored:
+    """The reranker's scores of the chunks, keeping each part's own (a combination's apart)."""
     if not chunks:
-        return Reranked([], 0.0, {})
+        return Scored([], {}, 0.0)
     started = time.perf_counter()
     texts = [c.text for c in chunks]
     by_part = getattr(reranker, "scores_by_part", None)
@@ -76,8 +75,7 @@ def rerank_scored(reranker: Reranker, query: str, chunks: Sequence[RetrievedChun
     else:
         scores = reranker.score(query, texts)
         by_reranker = {reranker.name: scores}
-    seconds = time.perf_counter() - started
-    return Reranked(ordered(chunks, scores, keep, weight), seconds, by_reranker)
+    return Scored(list(scores), by_reranker, time.perf_counter() - started)
 
 
 def ordered(chunks: Sequence[RetrievedChunk], scores: Sequence[float], keep: int,

@@ -48,7 +48,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.graph.documents import warn_if_changed
 from mhgraph.options import MethodOptions, option
-from mhgraph.rerank.base import Reranker, fusion_weight, rerank_scored
+from mhgraph.rerank.base import Reranker, fusion_weight, ordered, score_chunks
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
@@ -177,15 +177,15 @@ class ComposedRetriever(Retriever):
             # with balance or diversify, the reranker orders all it scores, and the stage after it keeps top_k
             keep = self.rerank_k if spread else top_k
             scored = fused[:self.rerank_k]
-            reranked = rerank_scored(self.reranker, question, scored, keep, self.rerank_weight)
-            final = reranked.chunks
-            how = ""
+            scores = score_chunks(self.reranker, question, scored)
             if self.rerank_fusion == "ranks":
-                final = by_ranks(scored, reranked.scores, rankings, weights, self.rerank_weight, self.rerank_rrf_k,
-                                 keep)
+                final = by_ranks(scored, scores.by_reranker, rankings, weights, self.rerank_weight,
+                                 self.rerank_rrf_k, keep)
                 how = f", fused by ranks (k {self.rerank_rrf_k})"
-            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}{how}", reranked.seconds, final)
-            trace[-1]["scores"] = _scores(scored, reranked.scores)
+            else:
+                final, how = ordered(scored, scores.scores, keep, self.rerank_weight), ""
+            record("rerank", f"{self.reranker.name}, {self.rerank_k} -> {keep}{how}", scores.seconds, final)
+            trace[-1]["scores"] = _scores(scored, scores.by_reranker)
         else:
             final = [replace(c, rank=rank) for rank, c in enumerate(fused[:depth], start=1)]
         if balance:

@@ -420,6 +420,19 @@ def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings,
         _retriever(sample_graph, settings, embedder, None, "compose", lined.model_copy(update={"rerank_k": 12}))
 
 
+def test_a_reranker_trained_on_another_corpus_is_told_so_in_one_line(sample_graph, settings, embedder) -> None:
+    """The packaged cross-encoder learned from MultiHop-RAG's questions: on the sample corpus the
+    rerank stage still runs, and says which command trains one for this corpus."""
+    from mhgraph.retrieval.compose import ComposeOptions
+
+    with pytest.warns(UserWarning, match=r"^reranker multihop-rag-minilm learned from corpus 'multihop-rag', not "
+                                         r"'sample': .+ \(mhgraph reranker train --corpus sample, then name its "
+                                         r"folder\)$"):
+        composed = _retriever(sample_graph, settings, embedder, None, "compose",
+                              ComposeOptions(stages="candidates=vector rerank=multihop-rag-minilm:10"))
+    assert len(composed.search(QUESTION, top_k=3).hops[0].chunks) == 3
+
+
 def test_the_training_free_preset_rescores_its_candidates_by_their_best_sentence(sample_graph, settings,
                                                                                  embedder) -> None:
     from mhgraph.compose.diagnostics import StageTrace

@@ -320,8 +320,13 @@ def test_a_trained_model_is_told_the_corpus_changed(empty_graph, settings, embed
     with pytest.warns(UserWarning, match=r"^model m was trained on corpus 'news' at revision 18; 3 documents were "
                                           r"added, replaced or deleted since \(revision 21\)"):
         assert warn_if_changed(driver, db, "news", "model m", trained) == 3
-    # a model trained on another corpus, or before revisions were recorded, is not warned about
+    # a model trained on another corpus, or before revisions were recorded, is not told of changes;
+    # given the command that trains one here, it is told it learned elsewhere
     assert warn_if_changed(driver, db, "news", "model m", dict(trained, corpus="other")) == 0
+    with pytest.warns(UserWarning, match=r"^model m learned from corpus 'other', not 'news': .+ "
+                                          r"\(mhgraph x train --corpus news\)$"):
+        assert warn_if_changed(driver, db, "news", "model m", dict(trained, corpus="other"),
+                               "mhgraph x train --corpus news") == 0
     assert warn_if_changed(driver, db, "news", "model m", dict(trained, corpus_revision=None)) == 0
     assert warn_if_changed(driver, db, "news", "model m", None) == 0
     # the corpus deleted and made again: its revisions start over, and the model is still told

@@ -155,11 +155,19 @@ def corpus_facts(driver: neo4j.Driver, database: str | None, corpus: str) -> dic
 
 
 def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, model: str,
-                    trained: Mapping[str, Any] | None) -> int:
+                    trained: Mapping[str, Any] | None, retrain: str | None = None) -> int:
     """A one-line warning when `model`, trained on this corpus (`trained`: the corpus_facts it
     recorded), meets it changed since; returns how many documents changed (0 for a model trained
-    elsewhere or before revisions were recorded)."""
+    elsewhere or before revisions were recorded). Given `retrain` (the command that trains one on
+    this corpus), a model trained on another corpus is warned about too: what it learned follows
+    that corpus's questions (TreeHop's packaged model finds less than vector on other corpora)."""
     trained = trained or {}
+    learned_on = trained.get("corpus")
+    if retrain and learned_on and learned_on != corpus:
+        warnings.warn(f"{model} learned from corpus '{learned_on}', not '{corpus}': on another corpus a trained "
+                      f"model can find less than an untrained method; train one on this corpus's questions "
+                      f"({retrain})", stacklevel=2)
+        return 0
     if trained.get("corpus") != corpus or trained.get("corpus_revision") is None:
         return 0
     made = trained.get("corpus_created")

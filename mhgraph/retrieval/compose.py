@@ -353,7 +353,8 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         ctx.status(f"loading reranker {stages.rerank}")
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
-                        getattr(reranker, "corpus_facts", None))
+                        getattr(reranker, "corpus_facts", None),
+                        f"mhgraph reranker train --corpus {g.corpus}, then name its folder")
     return ComposedRetriever(stages, candidates, expansions, candidate_k=candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=rerank_k, rerank_weight=rerank_weight(reranker, options),

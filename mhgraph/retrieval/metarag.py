@@ -271,7 +271,8 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
         ctx.status(f"loading reranker {options.reranker_name}")
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
         warn_if_changed(g.driver, g.database, g.corpus, f"reranker {options.reranker_name}",
-                        getattr(reranker, "corpus_facts", None))
+                        getattr(reranker, "corpus_facts", None),
+                        f"mhgraph reranker train --corpus {g.corpus}, then name its folder")
     words = None
     if options.filter_words == "drop" and options.search == "hybrid":
         words = FilterWords.from_graph(g.driver, g.database, g.corpus)

@@ -28,7 +28,6 @@ model of its own fold (mhgraph/treehop/checkpoint.py); unset, the packaged check
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -223,13 +222,10 @@ def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
                            f"Neo4j 2026.01 or later (this server is {g.capabilities.version})")
     ctx.status(f"loading TreeHop model {options.model or 'packaged'}")
     models = TreeHopModels.load(Path(options.model) if options.model else PACKAGED, ctx.embedder.model_name)
-    warn_if_changed(g.driver, g.database, g.corpus, f"TreeHop model {models.name}", models.corpus_facts)
-    learned_on = models.corpus_facts.get("corpus")
-    if learned_on and learned_on != g.corpus and models.checkpoints[0].model.trainable:
-        # its hops follow how that corpus's questions link its chunks: elsewhere it can find less than vector
-        warnings.warn(f"TreeHop model {models.name} learned its hops from corpus '{learned_on}', not '{g.corpus}': "
-                      f"on another corpus it can retrieve less than vector; train one on this corpus's questions "
-                      f"(mhgraph treehop train --corpus {g.corpus}) and name it with --treehop-model", stacklevel=2)
+    # a model that learns nothing (q - c and its ablations) is the same on every corpus
+    retrain = (f"mhgraph treehop train --corpus {g.corpus}, then --treehop-model"
+               if models.checkpoints[0].model.trainable else None)
+    warn_if_changed(g.driver, g.database, g.corpus, f"TreeHop model {models.name}", models.corpus_facts, retrain)
     extractor = (build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,
                                  questions=ctx.questions) if options.filter else None)
     return TreeHopRetriever(g.driver, ctx.embedder, models, g.database, corpus=g.corpus,

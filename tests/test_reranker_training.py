@@ -140,3 +140,24 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     (out / "folds.json").write_text(json.dumps({**record, "questions_file": str(tmp_path / "gone.json")}))
     refused = run_cli(settings, "reranker", "export", str(out), "--out", str(tmp_path / "again"))
     assert refused.returncode != 0 and "give them with --questions" in refused.stderr
+
+
+def test_layers_keep_the_backbones_first_layers(sample_graph, settings, tmp_path) -> None:
+    """--layers 2: the model trained keeps the backbone's first 2 of its 6 layers, says so in its
+    record and scores; more layers than the backbone has are refused in one line, before any search."""
+    out = tmp_path / "small"
+    done = run_cli(settings, "reranker", "train", "--sample", "--layers", "2", "--negatives", "1", "--max-length", "64",
+                   "--batch-size", "8", "--only-final", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "folds.json").read_text())["options"]["layers"] == 2
+    final = out / FINAL_MODEL
+    assert json.loads((final / "config.json").read_text())["num_hidden_layers"] == 2
+    # float32: near 0.5 a bfloat16 score rounds two close ones to the same value
+    scores = load_reranker(str(final), bf16=False).score("Which company recalled robots?",
+                                                        ["Veltrix recalled robots.", "Rain."])
+    assert len(scores) == 2 and scores[0] != scores[1]
+    refused = run_cli(settings, "reranker", "train", "--sample", "--layers", "7", "--only-final", "--out",
+                      str(tmp_path / "too-deep"))
+    assert refused.returncode == 1 and refused.stderr.strip() == (
+        "error: --layers 7: backbone 'all-MiniLM-L6-v2' has 6 layers")
+    assert "candidates:" not in refused.stdout and not (tmp_path / "too-deep").exists()

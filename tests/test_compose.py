@@ -426,8 +426,8 @@ def test_a_reranker_trained_on_another_corpus_is_told_so_in_one_line(sample_grap
     from mhgraph.retrieval.compose import ComposeOptions
 
     with pytest.warns(UserWarning, match=r"^reranker multihop-rag-minilm learned from corpus 'multihop-rag', not "
-                                         r"'sample': .+ \(mhgraph reranker train --corpus sample, then name its "
-                                         r"folder\)$"):
+                                         r"'sample': .+ \(mhgraph reranker train --corpus sample --questions FILE, "
+                                         r"then name its folder\)$"):
         composed = _retriever(sample_graph, settings, embedder, None, "compose",
                               ComposeOptions(stages="candidates=vector rerank=multihop-rag-minilm:10"))
     assert len(composed.search(QUESTION, top_k=3).hops[0].chunks) == 3

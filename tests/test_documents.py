@@ -16,6 +16,7 @@ import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,6 +25,7 @@ from mhgraph.claims.build import build_claims
 from mhgraph.claims.extract import OfflineClaimExtractor
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.documents import changes_since, corpus_facts, warn_if_changed
+from mhgraph.rerank.models import warn_of_training
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.retrieval import build_retriever, registry
 from tests.conftest import SAMPLE, cli_env, run_cli, wipe
@@ -313,6 +315,13 @@ def test_a_trained_model_is_told_the_corpus_changed(empty_graph, settings, embed
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert warn_if_changed(driver, db, "news", "model m", trained) == 0
+    # a combination of rerankers: a part trained here does not hide one trained elsewhere
+    both = SimpleNamespace(parts=[SimpleNamespace(name="a", corpus_facts=trained),
+                                  SimpleNamespace(name="b", corpus_facts=dict(trained, corpus="other"))])
+    with pytest.warns(UserWarning) as caught:
+        warn_of_training(both, "kfold:here+kfold:there", driver, db, "news")
+    assert len(caught) == 1
+    assert str(caught[0].message).startswith("reranker kfold:there learned from corpus 'other', not 'news': ")
     write(path, changed(changed(ARTICLES, 2), 3)[:-1])   # two replaced, one removed
     summary = ingest(path, settings, driver, embedder)
     assert (summary.replaced, summary.removed, summary.unchanged) == (2, 1, 15)

@@ -496,6 +496,7 @@ def test_rerank_weight_fuses_standardised_reranker_and_search_scores() -> None:
     assert [c.chunk_id for c in search_only] == ["a", "b", "c", "d"]
     flat, _ = rerank(TableReranker({"a": 1.0}), "q", chunks[:1], keep=1, weight=0.5)   # one candidate: no spread
     assert flat[0].chunk_id == "a" and flat[0].score == 0.0
+    assert rerank(reranker, "q", [], keep=3, weight=0.5) == ([], 0.0)   # a search that found nothing
 
 
 def test_unloadable_reranker_is_one_line(tmp_path) -> None:

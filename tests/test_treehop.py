@@ -218,7 +218,7 @@ def test_packaged_model_runs_on_the_sample(sample_graph, settings, embedder) -> 
     # trained on MultiHop-RAG's questions: on another corpus it says so, in one line
     with pytest.warns(UserWarning, match=r"^TreeHop model \S+ \(trained on all 2045 questions of corpus 'multihop-rag'\) "
                                          r"learned from corpus 'multihop-rag', not 'sample': .+ "
-                                         r"\(mhgraph treehop train --corpus sample, then --treehop-model\)$"):
+                                         r"\(mhgraph treehop train --corpus sample --questions FILE, then --treehop-model\)$"):
         retriever = build_retriever("treehop", sample_graph, settings, embedder=embedder, corpus="sample")
     result = retriever.search("Which company recalled its Atlas Home robots over battery fire risk?", top_k=3)
     assert len(result.hops) == 2 and retriever.params["in_domain_trained"] is False

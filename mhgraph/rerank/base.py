@@ -81,6 +81,8 @@ def score_chunks(reranker: Reranker, query: str, chunks: Sequence[RetrievedChunk
 def ordered(chunks: Sequence[RetrievedChunk], scores: Sequence[float], keep: int,
             weight: float = 1.0) -> list[RetrievedChunk]:
     """The `keep` best chunks by `scores` (rerank()'s order and fusion), re-ranked from 1."""
+    if not chunks:
+        return []
     if weight < 1.0:
         scores = [weight * r + (1.0 - weight) * s
                   for r, s in zip(standardise(scores), standardise([c.score for c in chunks]))]

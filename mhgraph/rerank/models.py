@@ -28,13 +28,14 @@ import importlib.util
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mhgraph.embeddings import load_embedder
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
-from mhgraph.graph.documents import CORPUS_FACTS
+from mhgraph.graph.documents import CORPUS_FACTS, warn_if_changed
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.combined import JOIN, CombinedReranker, combined_parts
 from mhgraph.rerank.kept import KeptPassages
@@ -42,6 +43,9 @@ from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
 from mhgraph.training.folds import KFold
 from mhgraph.training.precision import fast_bf16
+
+if TYPE_CHECKING:
+    import neo4j
 
 NANORANKER = "nanoranker"
 BI_ENCODER = "bi-encoder:"
@@ -243,3 +247,14 @@ class KFoldReranker:
                                   else CrossEncoderReranker(str(path), device=self._device, bf16=self._bf16,
                                                             max_length=self._max_length or MAX_PAIR_TOKENS))
         return self._models[fold].score(query, passages)
+
+
+def warn_of_training(reranker: Reranker, spec: str, driver: neo4j.Driver, database: str | None,
+                     corpus: str) -> None:
+    """warn_if_changed for each trained reranker in `reranker` (loaded from `spec`), a combination's
+    parts each by its own name: one part trained on this corpus does not hide another trained elsewhere."""
+    parts = getattr(reranker, "parts", None) or [reranker]
+    names = combined_parts(spec) if len(parts) > 1 else [spec]
+    for part, name in zip(parts, names if names and len(names) == len(parts) else [p.name for p in parts]):
+        warn_if_changed(driver, database, corpus, f"reranker {name}", getattr(part, "corpus_facts", None),
+                        f"mhgraph reranker train --corpus {corpus} --questions FILE, then name its folder")

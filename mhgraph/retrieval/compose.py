@@ -46,10 +46,9 @@ from mhgraph.compose.fusion import by_ranks, fuse
 from mhgraph.compose.stages import DROP_WORDS, PipelineStages, parse_stages
 from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
-from mhgraph.graph.documents import warn_if_changed
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, ordered, score_chunks
-from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
+from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker, warn_of_training
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.registry import BuildContext, MethodSpec
@@ -352,9 +351,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     if stages.rerank:
         ctx.status(f"loading reranker {stages.rerank}")
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens)
-        warn_if_changed(g.driver, g.database, g.corpus, f"reranker {stages.rerank}",
-                        getattr(reranker, "corpus_facts", None),
-                        f"mhgraph reranker train --corpus {g.corpus}, then name its folder")
+        warn_of_training(reranker, stages.rerank, g.driver, g.database, g.corpus)
     return ComposedRetriever(stages, candidates, expansions, candidate_k=candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,
                              rerank_k=rerank_k, rerank_weight=rerank_weight(reranker, options),

@@ -43,11 +43,10 @@ from mhgraph.filters.extractors import EXTRACTORS, FilterExtractor, build_extrac
 from mhgraph.filters.model import MetadataFilter
 from mhgraph.filters.words import FilterWords
 from mhgraph.graph.capabilities import Capabilities
-from mhgraph.graph.documents import warn_if_changed
 from mhgraph.graph.schema import VECTOR_INDEX, fulltext_index
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
-from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker
+from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker, warn_of_training
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
@@ -270,9 +269,7 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     if reranker is None and options.reranker_name:
         ctx.status(f"loading reranker {options.reranker_name}")
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
-        warn_if_changed(g.driver, g.database, g.corpus, f"reranker {options.reranker_name}",
-                        getattr(reranker, "corpus_facts", None),
-                        f"mhgraph reranker train --corpus {g.corpus}, then name its folder")
+        warn_of_training(reranker, options.reranker_name, g.driver, g.database, g.corpus)
     words = None
     if options.filter_words == "drop" and options.search == "hybrid":
         words = FilterWords.from_graph(g.driver, g.database, g.corpus)

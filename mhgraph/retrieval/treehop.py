@@ -223,7 +223,7 @@ def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
     ctx.status(f"loading TreeHop model {options.model or 'packaged'}")
     models = TreeHopModels.load(Path(options.model) if options.model else PACKAGED, ctx.embedder.model_name)
     # a model that learns nothing (q - c and its ablations) is the same on every corpus
-    retrain = (f"mhgraph treehop train --corpus {g.corpus}, then --treehop-model"
+    retrain = (f"mhgraph treehop train --corpus {g.corpus} --questions FILE, then --treehop-model"
                if models.checkpoints[0].model.trainable else None)
     warn_if_changed(g.driver, g.database, g.corpus, f"TreeHop model {models.name}", models.corpus_facts, retrain)
     extractor = (build_extractor(options.filter_extractor, g.driver, g.database, g.corpus, llm=ctx.llm,

@@ -5,7 +5,9 @@
 #   - the training-free preset's sentence reranker on its prepared sentences, 20 and 50 candidates;
 #   - the in-domain cross-encoder's float32 torch folds at 128-token pairs, 20 candidates (its int8
 #     ONNX export, the one the preset names, runs on ONNX Runtime, which has no such switch).
-#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20}-NAME.md and .json (about 6 min)
+#   - the same at half the layers (reranker train --layers 3; bench/treehop_in_domain.sh trains it), when there.
+#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-3-layers-20}-NAME.md and .json
+#      (about 8 min)
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
@@ -23,3 +25,10 @@ for k in 20 50; do
 done
 python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
   --out "bench/results/rerank-avx2-kfold-20-$NAME"
+SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
+if [ -f "$SMALL/folds.json" ]; then
+  python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
+    --out "bench/results/rerank-avx2-kfold-3-layers-20-$NAME"
+else
+  echo "skipping the 3-layer cross-encoder: $SMALL not found (bench/treehop_in_domain.sh trains it)" >&2
+fi

@@ -6,11 +6,16 @@
 #   - by question, as the cross-encoder's are: other questions on a held-out question's evidence
 #     (MultiHop-RAG has many on the same articles) are in its fold model's training;
 #   - pair-disjoint: no fold model saw a pair of a held-out question's gold chunks as a hop;
-# and the in-domain preset as it ships (t3: a deeper pool, the rerankers fused by ranks; t4 pair-disjoint).
+# and the in-domain preset as it ships (t3: a deeper pool, the rerankers fused by ranks; t4 pair-disjoint;
+# t5: its cross-encoder's folds 5 as TreeHop's, not 3, so each fold model learns from 4/5 of the questions;
+# t7: t5 with TreeHop's 30 chunks, not 20;
+# t6: a cross-encoder of half the layers, for CPUs without AVX-512: the backbone's first 3 of 6, 3-fold).
 # Beside them the training-free preset and the in-domain preset over 30 and over 50 candidates
 # without TreeHop (bench/rerank_combined.sh's s2, c3 and c4 runs, copied); development split,
 # official rule, with the k-fold choices
-#   -> bench/results/compose-treehop-NAME.md and .json (about 70 min with the two trainings)
+#   -> bench/results/compose-treehop-NAME.md and .json (about 4 h in all on 2 cores: TreeHop's two
+#      trainings, the 5-fold cross-encoder's, about 50 min, and the 3-layer one's, 15, and about 30 min
+#      a run; PAIR_DISJOINT_PRESET=0 leaves t4 out, SMALL_RERANKER=0 t6 and its training)
 # Needs the in-domain record's k-fold cross-encoder exported to ONNX (RERANKER-onnx) and the
 # sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min).
 #   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
@@ -26,6 +31,11 @@ train() {   # FOLDER [FLAGS]: TreeHop 5-fold by question, once (its folds.json m
 }
 train "$BY_QUESTION"
 train "$PAIR_DISJOINT" --pair-disjoint
+# the cross-encoder 5-fold by question, as the in-domain record's 3-fold one is trained otherwise
+RERANKER5=${RERANKER5:-models/reranker-$NAME-kfold5-128}
+[ -f "$RERANKER5/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER5" \
+  --folds 5 --negatives 4 --max-length 128 --no-final
+[ -d "$RERANKER5-onnx" ] || mhgraph reranker export "$RERANKER5" --out "$RERANKER5-onnx" --max-length 128
 record_in treehop
 prepared_sentences
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
@@ -49,9 +59,26 @@ run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $
 run t3-treehop-ranks --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
   --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
   --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
-run t4-treehop-ranks-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
+[ "${PAIR_DISJOINT_PRESET:-1}" = 0 ] || run t4-treehop-ranks-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
   --treehop-model "$PAIR_DISJOINT" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
   --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+run t5-treehop-ranks-ce-5-fold --method compose --stages "$SEARCH expand=treehop rerank=kfold:$RERANKER5-onnx+sentences:$MODEL:70" \
+  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
+  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+# ... and TreeHop's 30 chunks, not 20 (the weights record: TreeHop's chunks matter more than more candidates)
+run t7-treehop-30-ranks-ce-5-fold --method compose --stages "$SEARCH expand=treehop rerank=kfold:$RERANKER5-onnx+sentences:$MODEL:80" \
+  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 30 \
+  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+# the cross-encoder of the backbone's first 3 layers (reranker train --layers 3), 3-fold as the record's
+if [ "${SMALL_RERANKER:-1}" = 1 ]; then
+  SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
+  [ -f "$SMALL/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$SMALL" \
+    --layers 3 --folds 3 --negatives 4 --max-length 128 --no-final
+  [ -d "$SMALL-onnx" ] || mhgraph reranker export "$SMALL" --out "$SMALL-onnx" --max-length 128
+  run t6-treehop-ranks-ce-3-layers --method compose --stages "$SEARCH expand=treehop rerank=kfold:$SMALL-onnx+sentences:$MODEL:70" \
+    --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
+    --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+fi
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
   --json "$record.json" --shippable s2-preset-stored-50 "${ids[@]}" > "$record.md.new"
 mv "$record.md.new" "$record.md"

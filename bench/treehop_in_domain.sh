@@ -53,22 +53,20 @@ run t1-treehop-by-question --method compose --stages "$SEARCH expand=treehop $RE
   --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
 run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
   --treehop-model "$PAIR_DISJOINT" --hops 2 "${IN_DOMAIN[@]}"
+# the preset's fusion as it ships (the options it sets beside its line), shared by the runs below
+RANKS=(--compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}")
 # the in-domain preset: TreeHop's 20 chunks with 50 candidates, the rerankers' rankings fused with
 # the candidates' and TreeHop's by reciprocal rank (k 5), the rerankers together half the weight;
 # chosen k-fold by question from the trace of bench/rerank_weights.sh's deep run
 run t3-treehop-ranks --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
-  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
-  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 "${RANKS[@]}"
 [ "${PAIR_DISJOINT_PRESET:-1}" = 0 ] || run t4-treehop-ranks-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:70" \
-  --treehop-model "$PAIR_DISJOINT" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
-  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+  --treehop-model "$PAIR_DISJOINT" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 "${RANKS[@]}"
 run t5-treehop-ranks-ce-5-fold --method compose --stages "$SEARCH expand=treehop rerank=kfold:$RERANKER5-onnx+sentences:$MODEL:70" \
-  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
-  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 "${RANKS[@]}"
 # ... and TreeHop's 30 chunks, not 20 (the weights record: TreeHop's chunks matter more than more candidates)
 run t7-treehop-30-ranks-ce-5-fold --method compose --stages "$SEARCH expand=treehop rerank=kfold:$RERANKER5-onnx+sentences:$MODEL:80" \
-  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 30 \
-  --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 30 "${RANKS[@]}"
 # the cross-encoder of the backbone's first 3 layers (reranker train --layers 3), 3-fold as the record's
 if [ "${SMALL_RERANKER:-1}" = 1 ]; then
   SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
@@ -76,8 +74,7 @@ if [ "${SMALL_RERANKER:-1}" = 1 ]; then
     --layers 3 --folds 3 --negatives 4 --max-length 128 --no-final
   [ -d "$SMALL-onnx" ] || mhgraph reranker export "$SMALL" --out "$SMALL-onnx" --max-length 128
   run t6-treehop-ranks-ce-3-layers --method compose --stages "$SEARCH expand=treehop rerank=kfold:$SMALL-onnx+sentences:$MODEL:70" \
-    --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
-    --compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}"
+    --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 "${RANKS[@]}"
 fi
 python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "bash $0 $NAME" \
   --json "$record.json" --shippable s2-preset-stored-50 "${ids[@]}" > "$record.md.new"

@@ -160,7 +160,7 @@ def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, mod
     recorded), meets it changed since; returns how many documents changed (0 for a model trained
     elsewhere or before revisions were recorded). Given `retrain` (the command that trains one on
     this corpus), a model trained on another corpus is warned about too: what it learned follows
-    that corpus's questions (TreeHop's packaged model finds less than vector on other corpora)."""
+    that corpus's questions, and elsewhere it can find less than an untrained method."""
     trained = trained or {}
     learned_on = trained.get("corpus")
     if retrain and learned_on and learned_on != corpus:
@@ -168,7 +168,7 @@ def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, mod
                       f"model can find less than an untrained method; train one on this corpus's questions "
                       f"({retrain})", stacklevel=2)
         return 0
-    if trained.get("corpus") != corpus or trained.get("corpus_revision") is None:
+    if learned_on != corpus or trained.get("corpus_revision") is None:
         return 0
     made = trained.get("corpus_created")
     now = corpus_facts(driver, database, corpus)

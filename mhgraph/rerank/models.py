@@ -254,7 +254,7 @@ def warn_of_training(reranker: Reranker, spec: str, driver: neo4j.Driver, databa
     """warn_if_changed for each trained reranker in `reranker` (loaded from `spec`), a combination's
     parts each by its own name: one part trained on this corpus does not hide another trained elsewhere."""
     parts = getattr(reranker, "parts", None) or [reranker]
-    names = combined_parts(spec) if len(parts) > 1 else [spec]
-    for part, name in zip(parts, names if names and len(names) == len(parts) else [p.name for p in parts]):
+    # load_reranker made a combination's parts from this same split of its spec
+    for part, name in zip(parts, combined_parts(spec) or [spec], strict=True):
         warn_if_changed(driver, database, corpus, f"reranker {name}", getattr(part, "corpus_facts", None),
                         f"mhgraph reranker train --corpus {corpus} --questions FILE, then name its folder")

@@ -6,9 +6,11 @@
 `--isa native,avx2` measures each cut twice: as this CPU runs it, and with the code paths held to
 AVX2 (ATen's kernels, oneDNN, MKL and numpy's OpenBLAS told by their environment variables), to
 estimate the cost on a CPU without AVX-512, AMX or bf16 from one that has them. Each runs in a
-process of its own, since the libraries read the variables as they load. Only torch and numpy
-have such switches: ONNX Runtime picks its kernels from the CPU alone, so an ONNX reranker is
-measured natively only (a one-line error otherwise). `--tokens none`: the passages whole, for a
+process of its own, since the libraries read the variables as they load. Only torch (with FBGEMM,
+its int8 kernels) and numpy have such switches: ONNX Runtime picks its kernels from the CPU alone,
+so an ONNX reranker is measured natively only (a one-line error otherwise). `--precision`: the
+number format a torch cross-encoder scores in (auto: bfloat16 where this CPU runs it fast, float32
+held to AVX2; int8: its linear layers quantized dynamically, as `--rerank-precision int8` runs it). `--tokens none`: the passages whole, for a
 reranker without a pair limit (the sentence and bi-encoder rerankers); `--cache-dir` the cache
 whose prepared sentences (`mhgraph reranker prepare`) the sentence reranker reads.
 
@@ -44,6 +46,7 @@ from tqdm import tqdm
 from mhgraph.benchmark import load_questions
 from mhgraph.rerank.base import rerank
 from mhgraph.rerank.models import load_reranker
+from mhgraph.rerank.precision import PRECISIONS
 from mhgraph.training.precision import fast_bf16
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "MultiHopRAG.json"
@@ -52,7 +55,7 @@ EXTENSIONS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_
 HELD_TO = {
     "native": {},
     "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-             "OPENBLAS_CORETYPE": "Haswell"},
+             "OPENBLAS_CORETYPE": "Haswell", "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2"},
 }
 SWITCHES = sorted({name for held in HELD_TO.values() for name in held})
 
@@ -77,6 +80,8 @@ def code_paths() -> dict[str, object]:
     out["blas"] = sorted({f"{i['internal_api']} {i.get('architecture') or ''}".strip()
                           for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"})
     out["onnxruntime"] = "onnxruntime" in sys.modules
+    if torch is not None:   # where an int8 torch model's matrix products run (FBGEMM on x86)
+        out["quantized_engine"] = torch.backends.quantized.engine
     return out
 
 
@@ -127,6 +132,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--isa", default="native",
                         help=f"code paths to measure under, comma-separated: {', '.join(HELD_TO)}")
     parser.add_argument("--cache-dir", type=Path, help="the cache the reranker reads (prepared sentences)")
+    parser.add_argument("--precision", default="auto", choices=PRECISIONS,
+                        help="a torch cross-encoder's number format (auto: bfloat16 where this CPU runs it fast; "
+                             "held to fewer extensions, float32)")
     parser.add_argument("--out", type=Path, required=True, help="writes OUT.md and OUT.json")
     parser.add_argument("--measure-under", help=argparse.SUPPRESS)   # the child process of one --isa ...
     parser.add_argument("--rows-to", type=Path, help=argparse.SUPPRESS)   # ... writes its rows there
@@ -149,11 +157,12 @@ def measure_here(args: argparse.Namespace) -> dict:
         "ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
         "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
-    # held to AVX2, a cross-encoder scores in float32 as it would on a CPU without bf16 (fast_bf16
-    # reads the CPU's flags, which the switches do not change)
+    # held to AVX2, auto scores in float32, as it would on a CPU without bf16 (fast_bf16 reads the
+    # CPU's flags, which the switches do not change)
     held = args.measure_under != "native"
+    precision = "float32" if held and args.precision == "auto" else args.precision
     for cut in cuts:
-        reranker = load_reranker(args.reranker, args.cache_dir, bf16=False if held else None, max_length=cut)
+        reranker = load_reranker(args.reranker, args.cache_dir, precision=precision, max_length=cut)
         reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
         if held and "onnxruntime" in sys.modules:
             raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which picks "
@@ -163,8 +172,15 @@ def measure_here(args: argparse.Namespace) -> dict:
             rows[f"{label}, weight {w:g}"] = row
     return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
             "code_paths": {**code_paths(),
-                           # only a cross-encoder (one with a pair cut) scores under bf16 autocast
-                           "cross_encoder_bf16": None if cuts == [None] else (False if held else fast_bf16("cpu"))}}
+                           # only a cross-encoder (one with a pair cut) has a precision
+                           "cross_encoder_precision": None if cuts == [None] else cross_encoder_precision(precision)}}
+
+
+def cross_encoder_precision(precision: str) -> str:
+    """The number format a torch cross-encoder scored in: what `precision` names, auto resolved."""
+    if precision != "auto":
+        return precision
+    return "bfloat16" if fast_bf16("cpu") else "float32"
 
 
 def measure_under(isa: str, argv: list[str]) -> dict:
@@ -203,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python bench/rerank_cost.py", *argv])
     record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ"), "machine": info, "versions": versions(),
               "questions": split_label(args.questions), "scored": first["scored"], "per_type": args.per_type,
-              "reranker": args.reranker, "reranker_name": name, "candidates": args.candidates, "keep": args.keep,
+              "reranker": args.reranker, "reranker_name": name, "precision": args.precision, "candidates": args.candidates, "keep": args.keep,
               "weights": first["weights"], "command": command, "rows": rows,
               "code_paths": {isa: m["code_paths"] for isa, m in measured.items()},
               "measures": "gold-chunk measures (not the official rule): gold_in_first_4 = a gold chunk among the "
@@ -240,8 +256,10 @@ def describe_paths(paths: dict) -> str:
     seen = [f"torch CPU capability {paths['torch_cpu_capability']}"] if paths.get("torch_cpu_capability") else []
     seen += [f"BLAS {b}" for b in paths.get("blas", [])]
     seen += ["ONNX Runtime loaded"] if paths.get("onnxruntime") else []
-    if paths.get("cross_encoder_bf16") is not None:
-        seen += [f"the cross-encoder scores in {'bfloat16' if paths['cross_encoder_bf16'] else 'float32'}"]
+    if paths.get("cross_encoder_precision") is not None:
+        seen += [f"the cross-encoder scores in {paths['cross_encoder_precision']}"
+                 + (f" (quantized engine {paths['quantized_engine']})" if paths['cross_encoder_precision'] == "int8"
+                    else "")]
     return f"{' '.join(held) or 'no switch set'}; {', '.join(seen) or 'nothing reported'}"
 
 

@@ -285,7 +285,7 @@ def test_cross_encoder_path_gives_the_sigmoid_of_the_models_logits(tiny_cross_en
     root, model, tokenizer = tiny_cross_encoder
     query = "Which company recalled robots?"
     expected = _logits(model, tokenizer, query, PASSAGES)
-    plain = load_reranker(str(root / "tiny-cross-encoder"), bf16=False)
+    plain = load_reranker(str(root / "tiny-cross-encoder"), precision="float32")
     assert isinstance(plain, CrossEncoderReranker) and plain.name.startswith("cross-encoder:")
     scores = plain.score(query, PASSAGES)     # sigmoid of the logits: the same order
     assert scores == pytest.approx(1 / (1 + np.exp(-np.array(expected))), abs=1e-6)
@@ -306,14 +306,63 @@ def test_flag_reranker_path_gives_the_models_logits(tiny_cross_encoder) -> None:
 
 
 def test_cross_encoder_scores_under_bf16_autocast(tiny_cross_encoder) -> None:
-    """bf16=True really runs in bfloat16 (the scores move by its rounding, never by more)."""
+    """precision bfloat16 really runs in bfloat16 (the scores move by its rounding, never by more)."""
     root, model, tokenizer = tiny_cross_encoder
     query = "Which company recalled robots?"
-    fp32 = load_reranker(str(root / "tiny-cross-encoder"), bf16=False).score(query, PASSAGES)
-    bf16 = load_reranker(str(root / "tiny-cross-encoder"), bf16=True)
+    fp32 = load_reranker(str(root / "tiny-cross-encoder"), precision="float32").score(query, PASSAGES)
+    bf16 = load_reranker(str(root / "tiny-cross-encoder"), precision="bfloat16")
     assert bf16.bf16 is True
     scores = bf16.score(query, PASSAGES)
     assert scores == pytest.approx(fp32, abs=0.02) and scores != pytest.approx(fp32, abs=1e-6)
+
+
+def test_cross_encoder_scores_in_int8(tiny_cross_encoder) -> None:
+    """precision int8: every linear layer of the model is quantized dynamically (int8 weights), the
+    scores move by quantization error only, and the name says so."""
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicInt8Linear
+
+    root, model, _ = tiny_cross_encoder
+    query = "Which company recalled robots?"
+    fp32 = load_reranker(str(root / "tiny-cross-encoder"), precision="float32").score(query, PASSAGES)
+    int8 = load_reranker(str(root / "tiny-cross-encoder"), precision="int8")
+    layers = [m for m in int8.model.model.modules() if isinstance(m, (torch_linear(), DynamicInt8Linear))]
+    assert layers and all(isinstance(m, DynamicInt8Linear) for m in layers)
+    assert len(layers) == sum(isinstance(m, torch_linear()) for m in model.modules())
+    assert int8.bf16 is False and int8.name.endswith("(int8)")
+    scores = int8.score(query, PASSAGES)
+    assert scores == pytest.approx(fp32, abs=0.02) and scores != pytest.approx(fp32, abs=1e-7)
+    # a bge-reranker asked for int8 runs on CrossEncoder (FlagReranker has no such mode): the same model
+    flag = load_reranker(str(root / "bge-reranker-tiny"), precision="int8")
+    assert isinstance(flag, CrossEncoderReranker) and flag.score(query, PASSAGES) == pytest.approx(scores, abs=1e-6)
+
+
+def torch_linear():
+    import torch
+
+    return torch.nn.Linear
+
+
+def test_precision_applies_to_torch_cross_encoders_only(tiny_cross_encoder, settings, tmp_path) -> None:
+    """A precision for a reranker that has none (not a cross-encoder, or an ONNX export, which keeps
+    the one it was exported at) is refused in one line, and so is an unknown one; in a combination
+    it reaches the cross-encoder alone."""
+    from mhgraph.errors import MhgraphError
+
+    root, _, _ = tiny_cross_encoder
+    for spec in ("nanoranker", "bi-encoder:bge-small-en-v1.5", "sentences:all-MiniLM-L6-v2"):
+        with pytest.raises(MhgraphError, match="not a cross-encoder: a precision"):
+            load_reranker(spec, precision="int8")
+    with pytest.raises(MhgraphError, match="holds no cross-encoder: a precision"):
+        load_reranker("sentences:all-MiniLM-L6-v2+bi-encoder:all-MiniLM-L6-v2", precision="float32")
+    for spec in (PACKAGED, f"{PACKAGED}+sentences:all-MiniLM-L6-v2"):
+        with pytest.raises(MhgraphError, match="is an ONNX export, which keeps the precision") as caught:
+            load_reranker(spec, precision="int8")
+        assert "\n" not in str(caught.value)
+    with pytest.raises(MhgraphError, match="precision 'int4': use one of auto, float32, bfloat16, int8"):
+        load_reranker(str(root / "tiny-cross-encoder"), precision="int4")
+    combined = load_reranker(f"{root / 'tiny-cross-encoder'}+sentences:all-MiniLM-L6-v2", precision="int8")
+    cross, sentences = combined.parts
+    assert cross.precision == "int8" and cross.name.endswith("(int8)") and sentences.name == "sentences:all-MiniLM-L6-v2"
 
 
 def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(tiny_cross_encoder, tmp_path,
@@ -330,7 +379,7 @@ def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(t
     root, model, tokenizer = tiny_cross_encoder
     query = "Which company recalled robots?"
     with pytest.warns(UserWarning, match="does not import here.*loaded with sentence-transformers' CrossEncoder"):
-        reranker = load_reranker(str(root / "bge-reranker-tiny"), bf16=False)
+        reranker = load_reranker(str(root / "bge-reranker-tiny"), precision="float32")
     assert isinstance(reranker, CrossEncoderReranker) and reranker.name.startswith("cross-encoder:")
     expected = _logits(model, tokenizer, query, PASSAGES)
     assert reranker.score(query, PASSAGES) == pytest.approx(1 / (1 + np.exp(-np.array(expected))), abs=1e-6)
@@ -346,7 +395,7 @@ def test_onnx_export_scores_as_the_cross_encoder(tiny_cross_encoder, settings, t
     root, model, tokenizer = tiny_cross_encoder
     query = "Which company recalled robots?"
     passages = PASSAGES + [PASSAGES[0] * 80]   # far over 512 tokens: truncated as the cross-encoder does
-    expected = load_reranker(str(root / "tiny-cross-encoder"), bf16=False).score(query, passages)
+    expected = load_reranker(str(root / "tiny-cross-encoder"), precision="float32").score(query, passages)
     out = tmp_path / "onnx"
     done = run_cli(settings, "reranker", "export", str(root / "tiny-cross-encoder"), "--out", str(out),
                    "--quantize" if quantize else "--no-quantize", "--questions", str(SAMPLE / "questions.json"),
@@ -375,9 +424,9 @@ def test_rerank_tokens_cut_pairs_shorter_on_every_cross_encoder_path(tiny_cross_
     root, _, _ = tiny_cross_encoder
     query = "Which company recalled robots over a battery fire risk?"
     passages = ["The striker scored twice. " * 8 + PASSAGES[0], PASSAGES[1]]   # the match sits past token 24
-    torch_path = load_reranker(str(root / "tiny-cross-encoder"), bf16=False, max_length=24)
+    torch_path = load_reranker(str(root / "tiny-cross-encoder"), precision="float32", max_length=24)
     assert "24-token pairs" in torch_path.name
-    full = load_reranker(str(root / "tiny-cross-encoder"), bf16=False).score(query, passages)
+    full = load_reranker(str(root / "tiny-cross-encoder"), precision="float32").score(query, passages)
     short = torch_path.score(query, passages)
     # the long passage's cut changed what the model saw; the short one is whole either way
     assert short[0] != pytest.approx(full[0], abs=1e-7) and short[1] == pytest.approx(full[1], abs=1e-7)
@@ -451,6 +500,24 @@ def test_eval_labels_a_reranker_that_saw_the_questions(graph, settings, tiny_cro
     assert done.returncode == 0, done.stderr
     assert "3 of 3 questions in training: not held out" in done.stdout
     assert "trained on 3 of the 3 questions evaluated" in done.stderr
+
+
+def test_rerank_precision_reaches_the_cross_encoder_from_the_command_line(graph, settings, tiny_cross_encoder,
+                                                                         tmp_path) -> None:
+    """--rerank-precision int8 on metarag and on a compose rerank stage: the run's reranker is the
+    int8 one (its name, as the run records it); on an ONNX export it is one line naming why."""
+    root, _, _ = tiny_cross_encoder
+    model = str(root / "tiny-cross-encoder")
+    runs = tmp_path / "runs"
+    for method, picks in (("metarag", ["--reranker", model]), ("compose", ["--stages", f"candidates=hybrid rerank={model}"])):
+        done = run_cli(settings, "eval", "--sample", "--method", method, *picks, "--rerank-precision", "int8", "-k", "3",
+                       "--limit", "2", "--runs-dir", str(runs), "--run-id", method, "--no-progress")
+        assert done.returncode == 0, done.stderr
+        assert f"cross-encoder:{model} (int8)" in (runs / method / "results.json").read_text()
+    done = run_cli(settings, "query", "Who bought Ferreira?", "--corpus", "sample", "--method", "compose", "--stages",
+                   f"candidates=hybrid rerank={PACKAGED}", "--rerank-precision", "float32")
+    last = done.stderr.strip().splitlines()[-1]   # after the status lines, the error alone
+    assert done.returncode != 0 and last.startswith("error: ") and "is an ONNX export, which keeps the precision" in last
 
 
 @pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "sentences:all-MiniLM-L6-v2", "nanoranker"])

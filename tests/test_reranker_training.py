@@ -123,9 +123,17 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
             kfold.fold(q.query) != fold for q in questions)
     from_onnx = load_reranker(f"kfold:{onnx}")
     onnx_scores = from_onnx.score(query, ["Veltrix recalled robots.", "The striker scored twice."])
-    exact = load_reranker(f"kfold:{out}", bf16=False).score(query, ["Veltrix recalled robots.",
+    exact = load_reranker(f"kfold:{out}", precision="float32").score(query, ["Veltrix recalled robots.",
                                                                     "The striker scored twice."])
     assert onnx_scores == pytest.approx(exact, abs=1e-5)   # float32 both (the torch path may score in bf16)
+    # the torch fold models in int8 (for CPUs without bf16): its fold's model, quantized; the
+    # ONNX folds keep the precision they were exported at
+    int8 = load_reranker(f"kfold:{out}", precision="int8")
+    assert "2-fold, int8)" in int8.name
+    int8_scores = int8.score(query, ["Veltrix recalled robots.", "The striker scored twice."])
+    assert int8._models[kfold.fold(query)].precision == "int8" and int8_scores == pytest.approx(exact, abs=0.05)
+    with pytest.raises(MhgraphError, match="is an ONNX export, which keeps the precision"):
+        load_reranker(f"kfold:{onnx}", precision="int8")
     assert type(from_onnx._models[kfold.fold(query)]).__name__ == "OnnxCrossEncoderReranker"
     assert from_onnx.rerank_weight == 0.4 and reranker.rerank_weight == 1.0   # the export's weight; none recorded
     # as a compose stage: each question reranked by its fold's model, and the run says in-domain
@@ -153,7 +161,7 @@ def test_layers_keep_the_backbones_first_layers(sample_graph, settings, tmp_path
     final = out / FINAL_MODEL
     assert json.loads((final / "config.json").read_text())["num_hidden_layers"] == 2
     # float32: near 0.5 a bfloat16 score rounds two close ones to the same value
-    scores = load_reranker(str(final), bf16=False).score("Which company recalled robots?",
+    scores = load_reranker(str(final), precision="float32").score("Which company recalled robots?",
                                                         ["Veltrix recalled robots.", "Rain."])
     assert len(scores) == 2 and scores[0] != scores[1]
     refused = run_cli(settings, "reranker", "train", "--sample", "--layers", "7", "--only-final", "--out",

@@ -19,7 +19,11 @@
   and `multihop-rag-minilm`, the one the package carries (mhgraph/data/reranker/): the cross-encoder
   trained here on every development question, exported with int8 weights;
 - `A+B`: any of these combined (`combined.py`), each one's scores standardised, then averaged
-  (`kfold:DIR+sentences:MODEL`); a pair token limit reaches the cross-encoders among them.
+  (`kfold:DIR+sentences:MODEL`); a pair token limit and a precision reach the cross-encoders among them.
+
+A torch cross-encoder (a model, a bge-reranker, `kfold:DIR` of torch fold models) scores in the
+precision named (`precision.py`: bfloat16 where the device runs it fast, float32, or int8); an ONNX
+export keeps the one it was exported at.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.combined import JOIN, CombinedReranker, combined_parts
 from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
+from mhgraph.rerank.precision import Precision, quantize_int8
+from mhgraph.rerank.precision import check as check_precision
+from mhgraph.rerank.precision import label as precision_label
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
 from mhgraph.training.folds import KFold
 from mhgraph.training.precision import fast_bf16
@@ -59,22 +66,28 @@ RERANK_TOKENS_HELP = ("Tokens a (question, passage) pair is cut to for a cross-e
 
 
 class CrossEncoderReranker:
-    """sentence-transformers' CrossEncoder: one forward pass per (query, passage) pair. With bf16
-    (default: where the device runs it fast, mhgraph/training/precision.py) under bfloat16 autocast,
-    about 3x faster on a CPU with AMX; the order of the scores is what reranking uses."""
+    """sentence-transformers' CrossEncoder: one forward pass per (query, passage) pair, in the
+    number format `precision` names (precision.py): by default bfloat16 autocast where the device
+    runs it fast (about 3x faster on a CPU with AMX), else float32; int8 for CPUs without either.
+    The order of the scores is what reranking uses."""
 
     def __init__(self, model: str, *, max_length: int = MAX_PAIR_TOKENS, batch_size: int = 32,
-                 device: str | None = None, bf16: bool | None = None) -> None:
+                 device: str | None = None, precision: Precision = "auto") -> None:
         from sentence_transformers import CrossEncoder
 
+        check_precision(precision)
         try:
             with quiet_loading():
                 self.model = CrossEncoder(model, max_length=max_length, device=device)
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
                                f"{' '.join(str(exc).split())[:300]}") from None
-        self.bf16 = fast_bf16(str(self.model.device)) if bf16 is None else bf16
-        self.name = f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}"
+        on = str(self.model.device)
+        self.precision = precision
+        self.bf16 = precision == "bfloat16" or (precision == "auto" and fast_bf16(on))
+        if precision == "int8":
+            quantize_int8(self.model.model, on)
+        self.name = f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}{precision_label(precision)}"
         self.batch_size = batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -172,24 +185,27 @@ def _reads_pairs(spec: str) -> bool:
 
 
 def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None = None,
-                  bf16: bool | None = None, max_length: int | None = None) -> Reranker:
-    """The reranker `spec` names; cross-encoders score under bfloat16 autocast where bf16 is True
-    (None: where the device runs it fast). `max_length`: the tokens a (question, passage) pair is
-    cut to (None: the reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length); only
-    cross-encoders have one."""
+                  precision: Precision = "auto", max_length: int | None = None) -> Reranker:
+    """The reranker `spec` names. `precision`: the number format torch cross-encoders score in
+    (precision.py; auto: bfloat16 autocast where the device runs it fast, else float32); an ONNX
+    export keeps its own. `max_length`: the tokens a (question, passage) pair is cut to (None: the
+    reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length). Only cross-encoders
+    have either: naming one for another reranker is a one-line error."""
+    check_precision(precision)
     if (names := combined_parts(spec)) is not None:
         if not all(names):
             raise MhgraphError(f"reranker '{spec}': write the rerankers combined as A{JOIN}B, none empty")
         if len(set(names)) < len(names):
             raise MhgraphError(f"reranker '{spec}': names one reranker twice")
-        if max_length is not None and not any(_reads_pairs(n) for n in names):
-            raise MhgraphError(f"reranker '{spec}' holds no cross-encoder: a pair token limit (rerank_tokens) "
-                               f"does not apply to it")
-        return CombinedReranker([load_reranker(n, cache_dir, device, bf16, max_length if _reads_pairs(n) else None)
+        for given, what in ((max_length is not None, _TOKENS), (precision != "auto", _PRECISION)):
+            if given and not any(_reads_pairs(n) for n in names):
+                raise MhgraphError(f"reranker '{spec}' holds no cross-encoder: {what} does not apply to it")
+        return CombinedReranker([load_reranker(n, cache_dir, device, *((precision, max_length) if _reads_pairs(n)
+                                                                       else ("auto", None)))
                                  for n in names])
-    if max_length is not None and not _reads_pairs(spec):
-        raise MhgraphError(f"reranker '{spec}' is not a cross-encoder: a pair token limit (rerank_tokens) "
-                           f"does not apply to it")
+    for given, what in ((max_length is not None, _TOKENS), (precision != "auto", _PRECISION)):
+        if given and not _reads_pairs(spec):
+            raise MhgraphError(f"reranker '{spec}' is not a cross-encoder: {what} does not apply to it")
     if spec == NANORANKER:
         return NanoRankerReranker()
     if spec.startswith(BI_ENCODER):
@@ -197,13 +213,15 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
     if spec.startswith(SENTENCES):
         return SentenceWindowReranker(spec[len(SENTENCES):], cache_dir)
     if spec.startswith(KFOLD):
-        return KFoldReranker(Path(spec[len(KFOLD):]), device=device, bf16=bf16, max_length=max_length)
-    if spec == PACKAGED:
-        return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED, max_length=max_length)
-    if is_onnx_folder(Path(spec)):
+        return KFoldReranker(Path(spec[len(KFOLD):]), device=device, precision=precision, max_length=max_length)
+    if spec == PACKAGED or is_onnx_folder(Path(spec)):
+        _exported_keeps_its_precision(spec, precision)
+        if spec == PACKAGED:
+            return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED, max_length=max_length)
         return OnnxCrossEncoderReranker(spec, max_length=max_length)
     length = max_length or MAX_PAIR_TOKENS
-    if is_flag_model(spec):
+    # FlagReranker scores in float32 (fp16 off); bfloat16 and int8 are CrossEncoder's, on the same logits
+    if is_flag_model(spec) and precision in ("auto", "float32"):
         try:
             return FlagCrossEncoderReranker(spec, device=device, max_length=length)
         except FlagEmbeddingBroken as exc:
@@ -211,7 +229,18 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
             # (through a sigmoid, which keeps their order)
             warnings.warn(f"{exc}: reranker '{spec}' is loaded with sentence-transformers' CrossEncoder instead "
                           f"of FlagReranker", stacklevel=2)
-    return CrossEncoderReranker(spec, device=device, bf16=bf16, max_length=length)
+    return CrossEncoderReranker(spec, device=device, precision=precision, max_length=length)
+
+
+_TOKENS = "a pair token limit (rerank_tokens)"
+_PRECISION = "a precision (rerank_precision)"
+
+
+def _exported_keeps_its_precision(spec: str, precision: str) -> None:
+    if precision != "auto":
+        raise MhgraphError(f"reranker '{spec}' is an ONNX export, which keeps the precision it was exported at: "
+                           f"{_PRECISION} applies to torch cross-encoders (name the model folder it was "
+                           f"exported from)")
 
 
 class KFoldReranker:
@@ -219,7 +248,7 @@ class KFoldReranker:
     scored by the model of its own fold, which never saw it. In-domain trained: reports say so.
     Fold models may be ONNX folders (`mhgraph reranker export` of the k-fold folder)."""
 
-    def __init__(self, directory: Path, device: str | None = None, bf16: bool | None = None,
+    def __init__(self, directory: Path, device: str | None = None, precision: Precision = "auto",
                  max_length: int | None = None) -> None:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
@@ -234,17 +263,20 @@ class KFoldReranker:
                                f"{self.directory / 'all'}")
         if len(self.paths) != self.kfold.k:
             raise MhgraphError(f"{self.directory / 'folds.json'}: {self.kfold.k} folds but {len(self.paths)} models")
+        if is_onnx_folder(self.paths[0]):
+            _exported_keeps_its_precision(f"{KFOLD}{self.directory}", precision)
         self.name = (f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold"
-                     + (f", {max_length}-token pairs)" if max_length else ")"))
+                     + (f", {max_length}-token pairs" if max_length else "")
+                     + (f", {precision}" if precision != "auto" else "") + ")")
         self._models: dict[int, Reranker] = {}
-        self._device, self._bf16, self._max_length = device, bf16, max_length
+        self._device, self._precision, self._max_length = device, precision, max_length
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         fold = self.kfold.fold(query)
         if fold not in self._models:
             path = self.paths[fold]
             self._models[fold] = (OnnxCrossEncoderReranker(path, max_length=self._max_length) if is_onnx_folder(path)
-                                  else CrossEncoderReranker(str(path), device=self._device, bf16=self._bf16,
+                                  else CrossEncoderReranker(str(path), device=self._device, precision=self._precision,
                                                             max_length=self._max_length or MAX_PAIR_TOKENS))
         return self._models[fold].score(query, passages)
 

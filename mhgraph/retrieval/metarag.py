@@ -47,6 +47,7 @@ from mhgraph.graph.schema import VECTOR_INDEX, fulltext_index
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
 from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker, warn_of_training
+from mhgraph.rerank.precision import RERANK_PRECISION_HELP, Precision
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
 from mhgraph.retrieval.records import to_chunks
@@ -240,6 +241,7 @@ class MetaRAGOptions(MethodOptions):
         "else 1: its order alone, as the original).",
         flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
+    rerank_precision: Precision = option("auto", RERANK_PRECISION_HELP, flag="--rerank-precision")
     hybrid_depth: int | None = option(
         None, "With hybrid candidates: the hits each side (vector, BM25) fuses before the best K are kept (an "
         "mhgraph option; default K: a chunk past one side's first K gets nothing from that side).",
@@ -268,7 +270,8 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     reranker = ctx.components.get("reranker")
     if reranker is None and options.reranker_name:
         ctx.status(f"loading reranker {options.reranker_name}")
-        reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens)
+        reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens,
+                                 precision=options.rerank_precision)
         warn_of_training(reranker, options.reranker_name, g.driver, g.database, g.corpus)
     words = None
     if options.filter_words == "drop" and options.search == "hybrid":

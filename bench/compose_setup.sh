@@ -2,7 +2,8 @@
 # treehop_in_domain.sh, rerank_avx2.sh) once in the checkout: NAME (the script's first argument, default
 # multihop-rag), QUESTIONS (default the development split; checked), EVAL_CORPUS, OFF (every stage
 # offline, K = 10), MODEL and SENTENCE_CACHE (the sentence reranker's) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
-# k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export.
+# k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export;
+# train_treehop trains TreeHop k-fold once.
 NAME=${1:-multihop-rag}
 QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
 EVAL_CORPUS=$NAME
@@ -19,6 +20,12 @@ in_domain_reranker() {
     echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2
     exit 1
   }
+}
+
+# train_treehop FOLDER [FLAGS]: TreeHop 5-fold by question into FOLDER, once (its folds.json marks it done)
+train_treehop() {
+  [ -f "$1/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$1" --no-final \
+    --no-progress "${@:2}"
 }
 
 # record_in KIND: RUNS (OUT/bench-compose-KIND, default OUT runs), SUMMARIES and record

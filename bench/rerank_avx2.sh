@@ -3,11 +3,13 @@
 # 20 candidates on a CPU without AVX-512, AMX or bf16 as on one with them), each beside the same
 # measure as this CPU runs it (bench/rerank_cost.py --isa native,avx2):
 #   - the training-free preset's sentence reranker on its prepared sentences, 20 and 50 candidates;
-#   - the in-domain cross-encoder's float32 torch folds at 128-token pairs, 20 candidates (its int8
-#     ONNX export, the one the preset names, runs on ONNX Runtime, which has no such switch).
+#   - the in-domain cross-encoder's torch folds at 128-token pairs, 20 candidates, in float32 (bfloat16
+#     natively) and with int8 weights (--precision int8: torch's dynamic quantization, FBGEMM held to
+#     AVX2 too); its int8 ONNX export, the one the preset names, runs on ONNX Runtime, which has no
+#     such switch.
 #   - the same at half the layers (reranker train --layers 3; bench/treehop_in_domain.sh trains it), when there.
-#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-3-layers-20}-NAME.md and .json
-#      (about 8 min)
+#   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-int8-20,kfold-3-layers-20}-NAME.md
+#      and .json (about 12 min; ONLY=kfold-int8 runs that one alone)
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
@@ -17,16 +19,24 @@ source bench/compose_setup.sh   # NAME, QUESTIONS, MODEL, SENTENCE_CACHE
 PER_TYPE=${PER_TYPE:-75}
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
 [ -d "$RERANKER" ] || { echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1; }
-MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
+if wanted sentences-20 || wanted sentences-50; then
+  MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
+fi
 common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa native,avx2)
+wanted() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 for k in 20 50; do
+  wanted "sentences-$k" || continue
   python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$SENTENCE_CACHE" --tokens none --weights 0.7 \
     --candidates "$k" "${common[@]}" --out "bench/results/rerank-avx2-sentences-$k-$NAME"
 done
-python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
-  --out "bench/results/rerank-avx2-kfold-20-$NAME"
+wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 \
+  "${common[@]}" --out "bench/results/rerank-avx2-kfold-20-$NAME"
+wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
+  --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/rerank-avx2-kfold-int8-20-$NAME"
 SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
-if [ -f "$SMALL/folds.json" ]; then
+if ! wanted kfold-3-layers-20; then
+  :
+elif [ -f "$SMALL/folds.json" ]; then
   python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
     --out "bench/results/rerank-avx2-kfold-3-layers-20-$NAME"
 else

@@ -21,16 +21,12 @@
 #   bash bench/treehop_in_domain.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, train_treehop, record_in, prepared_sentences
 in_domain_reranker
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
 PAIR_DISJOINT=${PAIR_DISJOINT:-models/treehop-$NAME-pair-disjoint}
-train() {   # FOLDER [FLAGS]: TreeHop 5-fold by question, once (its folds.json marks it done)
-  [ -f "$1/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" --out "$1" --no-final \
-    --no-progress "${@:2}"
-}
-train "$BY_QUESTION"
-train "$PAIR_DISJOINT" --pair-disjoint
+train_treehop "$BY_QUESTION"
+train_treehop "$PAIR_DISJOINT" --pair-disjoint
 # the cross-encoder 5-fold by question, as the in-domain record's 3-fold one is trained otherwise
 RERANKER5=${RERANKER5:-models/reranker-$NAME-kfold5-128}
 [ -f "$RERANKER5/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER5" \

@@ -9,7 +9,7 @@
 #     such switch.
 #   - the same at half the layers (reranker train --layers 3; bench/treehop_in_domain.sh trains it), when there.
 #   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-int8-20,kfold-3-layers-20}-NAME.md
-#      and .json (about 12 min; ONLY=kfold-int8 runs that one alone)
+#      and .json (about 12 min; ONLY=RECORD, e.g. ONLY=kfold-int8-20, runs that one alone)
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
@@ -17,13 +17,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, MODEL, SENTENCE_CACHE
 PER_TYPE=${PER_TYPE:-75}
+RECORDS=(sentences-20 sentences-50 kfold-20 kfold-int8-20 kfold-3-layers-20)
+if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
+  echo "error: ONLY=$ONLY: not a record of this script (${RECORDS[*]})" >&2; exit 1
+fi
+wanted() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-[ -d "$RERANKER" ] || { echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1; }
+if { wanted kfold-20 || wanted kfold-int8-20; } && [ ! -d "$RERANKER" ]; then
+  echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1
+fi
 if wanted sentences-20 || wanted sentences-50; then
   MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
 fi
 common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa native,avx2)
-wanted() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 for k in 20 50; do
   wanted "sentences-$k" || continue
   python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$SENTENCE_CACHE" --tokens none --weights 0.7 \

@@ -10,7 +10,8 @@ process of its own, since the libraries read the variables as they load. Only to
 its int8 kernels) and numpy have such switches: ONNX Runtime picks its kernels from the CPU alone,
 so an ONNX reranker is measured natively only (a one-line error otherwise). `--precision`: the
 number format a torch cross-encoder scores in (auto: bfloat16 where this CPU runs it fast, float32
-held to AVX2; int8: its linear layers quantized dynamically, as `--rerank-precision int8` runs it). `--tokens none`: the passages whole, for a
+held to AVX2; int8: its linear layers quantized dynamically, as `--rerank-precision int8` runs it;
+only for a reranker that has a torch cross-encoder). `--tokens none`: the passages whole, for a
 reranker without a pair limit (the sentence and bi-encoder rerankers); `--cache-dir` the cache
 whose prepared sentences (`mhgraph reranker prepare`) the sentence reranker reads.
 
@@ -157,12 +158,10 @@ def measure_here(args: argparse.Namespace) -> dict:
         "ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
         "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
-    # held to AVX2, auto scores in float32, as it would on a CPU without bf16 (fast_bf16 reads the
-    # CPU's flags, which the switches do not change)
+    # held to AVX2, auto scores in float32, as on a CPU without bf16 (fast_bf16 sees the switches)
     held = args.measure_under != "native"
-    precision = "float32" if held and args.precision == "auto" else args.precision
     for cut in cuts:
-        reranker = load_reranker(args.reranker, args.cache_dir, precision=precision, max_length=cut)
+        reranker = load_reranker(args.reranker, args.cache_dir, precision=args.precision, max_length=cut)
         reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
         if held and "onnxruntime" in sys.modules:
             raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which picks "
@@ -173,7 +172,7 @@ def measure_here(args: argparse.Namespace) -> dict:
     return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
             "code_paths": {**code_paths(),
                            # only a cross-encoder (one with a pair cut) has a precision
-                           "cross_encoder_precision": None if cuts == [None] else cross_encoder_precision(precision)}}
+                           "cross_encoder_precision": None if cuts == [None] else cross_encoder_precision(args.precision)}}
 
 
 def cross_encoder_precision(precision: str) -> str:
@@ -219,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python bench/rerank_cost.py", *argv])
     record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ"), "machine": info, "versions": versions(),
               "questions": split_label(args.questions), "scored": first["scored"], "per_type": args.per_type,
-              "reranker": args.reranker, "reranker_name": name, "precision": args.precision, "candidates": args.candidates, "keep": args.keep,
+              "reranker": args.reranker, "reranker_name": name, "precision": args.precision,
+              "candidates": args.candidates, "keep": args.keep,
               "weights": first["weights"], "command": command, "rows": rows,
               "code_paths": {isa: m["code_paths"] for isa, m in measured.items()},
               "measures": "gold-chunk measures (not the official rule): gold_in_first_4 = a gold chunk among the "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from dataclasses import replace
 from datetime import date, datetime, timezone
 
@@ -319,16 +320,17 @@ def test_cross_encoder_scores_under_bf16_autocast(tiny_cross_encoder) -> None:
 def test_cross_encoder_scores_in_int8(tiny_cross_encoder) -> None:
     """precision int8: every linear layer of the model is quantized dynamically (int8 weights), the
     scores move by quantization error only, and the name says so."""
+    import torch
     from torch.ao.nn.quantized.dynamic import Linear as DynamicInt8Linear
 
     root, model, _ = tiny_cross_encoder
     query = "Which company recalled robots?"
     fp32 = load_reranker(str(root / "tiny-cross-encoder"), precision="float32").score(query, PASSAGES)
     int8 = load_reranker(str(root / "tiny-cross-encoder"), precision="int8")
-    layers = [m for m in int8.model.model.modules() if isinstance(m, (torch_linear(), DynamicInt8Linear))]
+    layers = [m for m in int8.model.model.modules() if isinstance(m, (torch.nn.Linear, DynamicInt8Linear))]
     assert layers and all(isinstance(m, DynamicInt8Linear) for m in layers)
-    assert len(layers) == sum(isinstance(m, torch_linear()) for m in model.modules())
-    assert int8.bf16 is False and int8.name.endswith("(int8)")
+    assert len(layers) == sum(isinstance(m, torch.nn.Linear) for m in model.modules())
+    assert int8.bf16 is False and int8.name.endswith("(int8)") and str(int8.model.device) == "cpu"
     scores = int8.score(query, PASSAGES)
     assert scores == pytest.approx(fp32, abs=0.02) and scores != pytest.approx(fp32, abs=1e-7)
     # a bge-reranker asked for int8 runs on CrossEncoder (FlagReranker has no such mode): the same model
@@ -336,13 +338,39 @@ def test_cross_encoder_scores_in_int8(tiny_cross_encoder) -> None:
     assert isinstance(flag, CrossEncoderReranker) and flag.score(query, PASSAGES) == pytest.approx(scores, abs=1e-6)
 
 
-def torch_linear():
-    import torch
+def test_int8_runs_on_the_cpu() -> None:
+    """int8 takes the CPU where no device is named (a GPU would be chosen otherwise) and refuses
+    another device in one line naming the option, before any model loads; the rest keep theirs."""
+    from mhgraph.errors import MhgraphError
+    from mhgraph.rerank.precision import device_for
 
-    return torch.nn.Linear
+    assert device_for("int8", None) == "cpu" and device_for("int8", "cpu") == "cpu"
+    assert device_for("auto", None) is None and device_for("bfloat16", "cuda:0") == "cuda:0"
+    with pytest.raises(MhgraphError, match="rerank_precision int8 runs on the CPU only, not on cuda:0"):
+        device_for("int8", "cuda:0")
 
 
-def test_precision_applies_to_torch_cross_encoders_only(tiny_cross_encoder, settings, tmp_path) -> None:
+def test_auto_is_float32_where_the_code_paths_are_held_below_bf16(monkeypatch) -> None:
+    """auto's bfloat16 only where it is fast: with oneDNN or ATen held to AVX2 (as bench/rerank_cost.py
+    --isa avx2 holds them), bf16 is emulated, so auto is float32 even on a CPU with AVX512-BF16."""
+    from mhgraph.training.precision import fast_bf16
+
+    for name, value in (("ONEDNN_MAX_CPU_ISA", "AVX2"), ("ATEN_CPU_CAPABILITY", "avx2")):
+        with monkeypatch.context() as held:
+            held.setenv(name, value)
+            fast_bf16.cache_clear()
+            assert fast_bf16("cpu") is False
+    fast_bf16.cache_clear()
+    with monkeypatch.context() as wider:
+        wider.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_AMX")   # a cap above bf16 leaves it to the CPU's flags
+        from mhgraph.training.precision import CPU_BF16_FLAGS
+
+        flags = CPU_BF16_FLAGS.search(Path("/proc/cpuinfo").read_text(encoding="utf-8")) is not None
+        assert fast_bf16("cpu") is flags
+    fast_bf16.cache_clear()
+
+
+def test_precision_applies_to_torch_cross_encoders_only(tiny_cross_encoder) -> None:
     """A precision for a reranker that has none (not a cross-encoder, or an ONNX export, which keeps
     the one it was exported at) is refused in one line, and so is an unknown one; in a combination
     it reaches the cross-encoder alone."""
@@ -358,7 +386,7 @@ def test_precision_applies_to_torch_cross_encoders_only(tiny_cross_encoder, sett
         with pytest.raises(MhgraphError, match="is an ONNX export, which keeps the precision") as caught:
             load_reranker(spec, precision="int8")
         assert "\n" not in str(caught.value)
-    with pytest.raises(MhgraphError, match="precision 'int4': use one of auto, float32, bfloat16, int8"):
+    with pytest.raises(MhgraphError, match="rerank_precision 'int4': use one of auto, float32, bfloat16, int8"):
         load_reranker(str(root / "tiny-cross-encoder"), precision="int4")
     combined = load_reranker(f"{root / 'tiny-cross-encoder'}+sentences:all-MiniLM-L6-v2", precision="int8")
     cross, sentences = combined.parts

@@ -44,7 +44,7 @@ from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.combined import JOIN, CombinedReranker, combined_parts
 from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
-from mhgraph.rerank.precision import Precision, quantize_int8
+from mhgraph.rerank.precision import Precision, device_for, quantize_int8
 from mhgraph.rerank.precision import check as check_precision
 from mhgraph.rerank.precision import label as precision_label
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
@@ -76,17 +76,17 @@ class CrossEncoderReranker:
         from sentence_transformers import CrossEncoder
 
         check_precision(precision)
+        device = device_for(precision, device)
         try:
             with quiet_loading():
                 self.model = CrossEncoder(model, max_length=max_length, device=device)
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
                                f"{' '.join(str(exc).split())[:300]}") from None
-        on = str(self.model.device)
         self.precision = precision
-        self.bf16 = precision == "bfloat16" or (precision == "auto" and fast_bf16(on))
+        self.bf16 = precision == "bfloat16" or (precision == "auto" and fast_bf16(str(self.model.device)))
         if precision == "int8":
-            quantize_int8(self.model.model, on)
+            quantize_int8(self.model.model)
         self.name = f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}{precision_label(precision)}"
         self.batch_size = batch_size
 
@@ -110,7 +110,7 @@ class FlagCrossEncoderReranker:
     """FlagEmbedding's FlagReranker, the loader its authors give for bge-reranker-base/large/v2-m3."""
 
     def __init__(self, model: str, *, max_length: int = MAX_PAIR_TOKENS, batch_size: int = 32,
-                 device: str | None = None) -> None:
+                 device: str | None = None, precision: Precision = "auto") -> None:
         try:
             from FlagEmbedding import FlagReranker
         except ImportError as exc:
@@ -125,7 +125,8 @@ class FlagCrossEncoderReranker:
         except (OSError, ValueError) as exc:
             raise MhgraphError(f"reranker '{model}' could not be loaded with FlagReranker: "
                                f"{' '.join(str(exc).split())[:300]}") from None
-        self.name = f"flag-reranker:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}"
+        # float32 whatever `precision` (auto or float32) says: it names only what a report shows
+        self.name = f"flag-reranker:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}{precision_label(precision)}"
         self.max_length, self.batch_size = max_length, batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -197,15 +198,11 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
             raise MhgraphError(f"reranker '{spec}': write the rerankers combined as A{JOIN}B, none empty")
         if len(set(names)) < len(names):
             raise MhgraphError(f"reranker '{spec}': names one reranker twice")
-        for given, what in ((max_length is not None, _TOKENS), (precision != "auto", _PRECISION)):
-            if given and not any(_reads_pairs(n) for n in names):
-                raise MhgraphError(f"reranker '{spec}' holds no cross-encoder: {what} does not apply to it")
+        _applies(spec, names, precision, max_length)
         return CombinedReranker([load_reranker(n, cache_dir, device, *((precision, max_length) if _reads_pairs(n)
                                                                        else ("auto", None)))
                                  for n in names])
-    for given, what in ((max_length is not None, _TOKENS), (precision != "auto", _PRECISION)):
-        if given and not _reads_pairs(spec):
-            raise MhgraphError(f"reranker '{spec}' is not a cross-encoder: {what} does not apply to it")
+    _applies(spec, [spec], precision, max_length)
     if spec == NANORANKER:
         return NanoRankerReranker()
     if spec.startswith(BI_ENCODER):
@@ -220,10 +217,11 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
             return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED, max_length=max_length)
         return OnnxCrossEncoderReranker(spec, max_length=max_length)
     length = max_length or MAX_PAIR_TOKENS
-    # FlagReranker scores in float32 (fp16 off); bfloat16 and int8 are CrossEncoder's, on the same logits
+    # FlagReranker scores in float32 (fp16 off); bfloat16 and int8 are CrossEncoder's (the sigmoid of
+    # the same logits: the same order)
     if is_flag_model(spec) and precision in ("auto", "float32"):
         try:
-            return FlagCrossEncoderReranker(spec, device=device, max_length=length)
+            return FlagCrossEncoderReranker(spec, device=device, max_length=length, precision=precision)
         except FlagEmbeddingBroken as exc:
             # the bge-rerankers are plain sequence classifiers: CrossEncoder computes the same logits
             # (through a sigmoid, which keeps their order)
@@ -232,8 +230,19 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
     return CrossEncoderReranker(spec, device=device, precision=precision, max_length=length)
 
 
-_TOKENS = "a pair token limit (rerank_tokens)"
 _PRECISION = "a precision (rerank_precision)"
+
+
+def _applies(spec: str, names: list[str], precision: str, max_length: int | None) -> None:
+    """A pair token limit or a precision named for reranker `spec` (its parts `names`) holding no
+    cross-encoder is a one-line error."""
+    if any(_reads_pairs(n) for n in names):
+        return
+    held = "holds no cross-encoder" if len(names) > 1 else "is not a cross-encoder"
+    for given, what in ((max_length is not None, "a pair token limit (rerank_tokens)"),
+                        (precision != "auto", _PRECISION)):
+        if given:
+            raise MhgraphError(f"reranker '{spec}' {held}: {what} does not apply to it")
 
 
 def _exported_keeps_its_precision(spec: str, precision: str) -> None:
@@ -263,8 +272,9 @@ class KFoldReranker:
                                f"{self.directory / 'all'}")
         if len(self.paths) != self.kfold.k:
             raise MhgraphError(f"{self.directory / 'folds.json'}: {self.kfold.k} folds but {len(self.paths)} models")
-        if is_onnx_folder(self.paths[0]):
+        if any(is_onnx_folder(p) for p in self.paths):
             _exported_keeps_its_precision(f"{KFOLD}{self.directory}", precision)
+        device = device_for(precision, device)   # int8's refusal of a GPU before the first question
         self.name = (f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold"
                      + (f", {max_length}-token pairs" if max_length else "")
                      + (f", {precision}" if precision != "auto" else "") + ")")

@@ -3,7 +3,8 @@
 # multihop-rag), QUESTIONS (default the development split; checked), EVAL_CORPUS, OFF (every stage
 # offline, K = 10), MODEL and SENTENCE_CACHE (the sentence reranker's) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
 # k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export;
-# train_treehop trains TreeHop k-fold once.
+# trained_in_domain_reranker makes both; train_treehop trains TreeHop k-fold once; RANKS holds the
+# in-domain preset's fusion options.
 NAME=${1:-multihop-rag}
 QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
 EVAL_CORPUS=$NAME
@@ -20,6 +21,20 @@ in_domain_reranker() {
     echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2
     exit 1
   }
+}
+
+# the in-domain preset's fusion (the options it sets beside its line): the rerankers' rankings fused
+# with the candidates' and TreeHop's by reciprocal rank (k 5), the rerankers together half the weight
+RANKS=(--compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}")
+
+# trained_in_domain_reranker: RERANKER (default models/reranker-NAME-kfold-128), the in-domain record's
+# cross-encoder (3-fold by question, 4 near misses, 128-token pairs; about 25 min on 2 cores) and its
+# ONNX export (RERANKER-onnx), each made once
+trained_in_domain_reranker() {
+  RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+  [ -f "$RERANKER/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER" \
+    --folds 3 --negatives 4 --max-length 128 --no-final
+  [ -d "$RERANKER-onnx" ] || mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
 }
 
 # train_treehop FOLDER [FLAGS]: TreeHop 5-fold by question into FOLDER, once (its folds.json marks it done)

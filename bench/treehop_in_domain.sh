@@ -49,8 +49,7 @@ run t1-treehop-by-question --method compose --stages "$SEARCH expand=treehop $RE
   --treehop-model "$BY_QUESTION" --hops 2 "${IN_DOMAIN[@]}"
 run t2-treehop-pair-disjoint --method compose --stages "$SEARCH expand=treehop $RERANK:40" \
   --treehop-model "$PAIR_DISJOINT" --hops 2 "${IN_DOMAIN[@]}"
-# the preset's fusion as it ships (the options it sets beside its line), shared by the runs below
-RANKS=(--compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}")
+# RANKS (compose_setup.sh): the preset's fusion as it ships, shared by the runs below
 # the in-domain preset: TreeHop's 20 chunks with 50 candidates, the rerankers' rankings fused with
 # the candidates' and TreeHop's by reciprocal rank (k 5), the rerankers together half the weight;
 # chosen k-fold by question from the trace of bench/rerank_weights.sh's deep run

@@ -172,7 +172,8 @@ def measure_here(args: argparse.Namespace) -> dict:
     return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
             "code_paths": {**code_paths(),
                            # only a cross-encoder (one with a pair cut) has a precision
-                           "cross_encoder_precision": None if cuts == [None] else cross_encoder_precision(args.precision)}}
+                           "cross_encoder_precision": (None if cuts == [None]
+                                                       else cross_encoder_precision(args.precision))}}
 
 
 def cross_encoder_precision(precision: str) -> str:

@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=int, default=10)
     args = parser.parse_args(argv)
     questions = load_questions(args.questions, limit=args.limit)
-    source, packaged = load_reranker(args.source, precision="float32"), load_reranker(args.packaged)   # float32 as trained
+    # the source in float32, as it was trained
+    source, packaged = load_reranker(args.source, precision="float32"), load_reranker(args.packaged)
     weight = packaged.rerank_weight
     k = registry.options_for(load_settings({"corpus": args.corpus}), "metarag").candidates
     gold, candidates = filtered_hybrid_candidates(args.corpus, questions, k)

@@ -390,7 +390,8 @@ def test_precision_applies_to_torch_cross_encoders_only(tiny_cross_encoder) -> N
         load_reranker(str(root / "tiny-cross-encoder"), precision="int4")
     combined = load_reranker(f"{root / 'tiny-cross-encoder'}+sentences:all-MiniLM-L6-v2", precision="int8")
     cross, sentences = combined.parts
-    assert cross.precision == "int8" and cross.name.endswith("(int8)") and sentences.name == "sentences:all-MiniLM-L6-v2"
+    assert cross.precision == "int8" and cross.name.endswith("(int8)")
+    assert sentences.name == "sentences:all-MiniLM-L6-v2"
 
 
 def test_bge_reranker_falls_back_to_cross_encoder_when_flagembedding_is_broken(tiny_cross_encoder, tmp_path,
@@ -537,15 +538,17 @@ def test_rerank_precision_reaches_the_cross_encoder_from_the_command_line(graph,
     root, _, _ = tiny_cross_encoder
     model = str(root / "tiny-cross-encoder")
     runs = tmp_path / "runs"
-    for method, picks in (("metarag", ["--reranker", model]), ("compose", ["--stages", f"candidates=hybrid rerank={model}"])):
-        done = run_cli(settings, "eval", "--sample", "--method", method, *picks, "--rerank-precision", "int8", "-k", "3",
-                       "--limit", "2", "--runs-dir", str(runs), "--run-id", method, "--no-progress")
+    picked = {"metarag": ["--reranker", model], "compose": ["--stages", f"candidates=hybrid rerank={model}"]}
+    for method, picks in picked.items():
+        done = run_cli(settings, "eval", "--sample", "--method", method, *picks, "--rerank-precision", "int8",
+                       "-k", "3", "--limit", "2", "--runs-dir", str(runs), "--run-id", method, "--no-progress")
         assert done.returncode == 0, done.stderr
         assert f"cross-encoder:{model} (int8)" in (runs / method / "results.json").read_text()
     done = run_cli(settings, "query", "Who bought Ferreira?", "--corpus", "sample", "--method", "compose", "--stages",
                    f"candidates=hybrid rerank={PACKAGED}", "--rerank-precision", "float32")
     last = done.stderr.strip().splitlines()[-1]   # after the status lines, the error alone
-    assert done.returncode != 0 and last.startswith("error: ") and "is an ONNX export, which keeps the precision" in last
+    assert done.returncode != 0 and last.startswith("error: ")
+    assert "is an ONNX export, which keeps the precision" in last
 
 
 @pytest.mark.parametrize("spec", ["bi-encoder:all-MiniLM-L6-v2", "sentences:all-MiniLM-L6-v2", "nanoranker"])

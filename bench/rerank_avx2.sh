@@ -40,11 +40,11 @@ wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --to
 wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
   --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/rerank-avx2-kfold-int8-20-$NAME"
 SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
-if ! wanted kfold-3-layers-20; then
-  :
-elif [ -f "$SMALL/folds.json" ]; then
-  python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
-    --out "bench/results/rerank-avx2-kfold-3-layers-20-$NAME"
-else
-  echo "skipping the 3-layer cross-encoder: $SMALL not found (bench/treehop_in_domain.sh trains it)" >&2
+if wanted kfold-3-layers-20; then
+  if [ -f "$SMALL/folds.json" ]; then
+    python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
+      --out "bench/results/rerank-avx2-kfold-3-layers-20-$NAME"
+  else
+    echo "skipping the 3-layer cross-encoder: $SMALL not found (bench/treehop_in_domain.sh trains it)" >&2
+  fi
 fi

@@ -47,8 +47,7 @@ from tqdm import tqdm
 from mhgraph.benchmark import load_questions
 from mhgraph.rerank.base import rerank
 from mhgraph.rerank.models import load_reranker
-from mhgraph.rerank.precision import PRECISIONS
-from mhgraph.training.precision import fast_bf16
+from mhgraph.rerank.precision import PRECISIONS, resolved
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop-rag" / "MultiHopRAG.json"
 EXTENSIONS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
@@ -158,7 +157,7 @@ def measure_here(args: argparse.Namespace) -> dict:
         "ms_p50": 0.0, "ms_p95": 0.0, "tokens_per_pair": None,
         "gold_in_first_4": round(float(np.mean([hit for hit, _ in in_search_order])), 4),
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
-    # held to AVX2, auto scores in float32, as on a CPU without bf16 (fast_bf16 sees the switches)
+    # held to AVX2, auto scores in float32, as on a CPU without bf16 (resolved's fast_bf16 sees the switches)
     held = args.measure_under != "native"
     for cut in cuts:
         reranker = load_reranker(args.reranker, args.cache_dir, precision=args.precision, max_length=cut)
@@ -172,15 +171,7 @@ def measure_here(args: argparse.Namespace) -> dict:
     return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
             "code_paths": {**code_paths(),
                            # only a cross-encoder (one with a pair cut) has a precision
-                           "cross_encoder_precision": (None if cuts == [None]
-                                                       else cross_encoder_precision(args.precision))}}
-
-
-def cross_encoder_precision(precision: str) -> str:
-    """The number format a torch cross-encoder scored in: what `precision` names, auto resolved."""
-    if precision != "auto":
-        return precision
-    return "bfloat16" if fast_bf16("cpu") else "float32"
+                           "cross_encoder_precision": None if cuts == [None] else resolved(args.precision, "cpu")}}
 
 
 def measure_under(isa: str, argv: list[str]) -> dict:

@@ -44,12 +44,11 @@ from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.combined import JOIN, CombinedReranker, combined_parts
 from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
-from mhgraph.rerank.precision import Precision, device_for, quantize_int8
+from mhgraph.rerank.precision import Precision, device_for, quantize_int8, resolved
 from mhgraph.rerank.precision import check as check_precision
 from mhgraph.rerank.precision import label as precision_label
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
 from mhgraph.training.folds import KFold
-from mhgraph.training.precision import fast_bf16
 
 if TYPE_CHECKING:
     import neo4j
@@ -84,7 +83,7 @@ class CrossEncoderReranker:
             raise MhgraphError(f"reranker '{model}' could not be loaded as a cross-encoder: "
                                f"{' '.join(str(exc).split())[:300]}") from None
         self.precision = precision
-        self.bf16 = precision == "bfloat16" or (precision == "auto" and fast_bf16(str(self.model.device)))
+        self.bf16 = resolved(precision, str(self.model.device)) == "bfloat16"
         if precision == "int8":
             quantize_int8(self.model.model)
         self.name = f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}{precision_label(precision)}"

@@ -24,6 +24,7 @@ import warnings
 from typing import TYPE_CHECKING, Literal, get_args
 
 from mhgraph.errors import MhgraphError
+from mhgraph.training.precision import fast_bf16
 
 if TYPE_CHECKING:
     import torch
@@ -46,6 +47,13 @@ def check(precision: str) -> str:
 def label(precision: str) -> str:
     """What a reranker's name adds for a precision chosen explicitly (auto adds nothing)."""
     return "" if precision == "auto" else f" ({precision})"
+
+
+def resolved(precision: str, device: str) -> str:
+    """The number format `precision` scores in on `device`: auto made float32 or bfloat16."""
+    if precision != "auto":
+        return precision
+    return "bfloat16" if fast_bf16(device) else "float32"
 
 
 def device_for(precision: str, device: str | None) -> str | None:

@@ -27,8 +27,9 @@ def default_device() -> str:
 
 # the vector code oneDNN and ATen may be held to (ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY) that has no
 # bf16 instructions: held there, bfloat16 is emulated and slower than float32 (about 3x, measured here)
+# (upper-cased, as the variables' values are compared)
 HELD_WITHOUT_BF16 = {"ONEDNN_MAX_CPU_ISA": {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI"},
-                     "ATEN_CPU_CAPABILITY": {"default", "avx2"}}
+                     "ATEN_CPU_CAPABILITY": {"DEFAULT", "AVX2"}}
 
 
 @lru_cache(maxsize=None)
@@ -39,8 +40,7 @@ def fast_bf16(device: str | None = None) -> bool:
 
     if (device or default_device()).startswith("cuda"):
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    if any(os.environ.get(name, "").strip().upper() in {v.upper() for v in held}
-           for name, held in HELD_WITHOUT_BF16.items()):
+    if any(os.environ.get(name, "").strip().upper() in held for name, held in HELD_WITHOUT_BF16.items()):
         return False
     try:
         return bool(CPU_BF16_FLAGS.search(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")))

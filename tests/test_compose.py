@@ -197,6 +197,13 @@ def test_the_rerank_stage_fuses_the_rerankers_rankings_with_the_pipelines_by_ran
     # the rerankers alone (share 1): y 1/6 + 1/7, w 1/8 + 1/6, z 1/7 + 1/9, x 1/9 + 1/8
     alone = by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], share=1.0, k=5, keep=4)
     assert [c.chunk_id for c in alone] == ["y", "w", "z", "x"]
+    # parts weigh the rerankers unequally: the second alone (parts 0 and 1) ranks w y x z
+    second = by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], share=1.0, k=5, keep=4, parts=[0, 1])
+    assert [c.chunk_id for c in second] == ["w", "y", "x", "z"]
+    # equal parts are the default
+    assert by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], 0.5, 5, 3, parts=[2, 2]) == kept
+    with pytest.raises(ValueError, match="1 parts for 2 rerankers"):
+        by_ranks(scored, rerankers, [candidates], [1.0], 0.5, 5, 3, parts=[1])
     # the pipeline alone (share 0): z in both rankings, then x and w tied (first places), then y
     pipeline = by_ranks(scored, rerankers, [candidates, expansion], [1.0, 1.0], share=0.0, k=5, keep=4)
     assert [c.chunk_id for c in pipeline] == ["z", "x", "w", "y"]

@@ -46,19 +46,24 @@ def fuse(rankings: Sequence[Sequence[RetrievedChunk]], method: Literal["rrf", "l
 
 def by_ranks(scored: Sequence[RetrievedChunk], by_reranker: Mapping[str, Sequence[float]],
              rankings: Sequence[Sequence[RetrievedChunk]], weights: Sequence[float], share: float, k: int,
-             keep: int) -> list[RetrievedChunk]:
+             keep: int, parts: Sequence[float] | None = None) -> list[RetrievedChunk]:
     """The `keep` best of `scored` by reciprocal rank fusion of each reranker's ranking of them
     (by its own scores, ties in the fused order) with the pipeline's `rankings` (the candidates,
-    each expansion) at their `weights`: the rerankers together weigh `share` of the whole, equally
-    among them, the rankings the rest in proportion to their weights. Ranks, not standardised
-    scores: a chunk one side ranks first counts as much however far its score stands out, and a
-    small `k` lets each side's first places count most. Ranked from 1, each scored by its fused score."""
+    each expansion) at their `weights`: the rerankers together weigh `share` of the whole, among
+    them in proportion to `parts` (one per reranker; default equally), the rankings the rest in
+    proportion to their weights. Ranks, not standardised scores: a chunk one side ranks first
+    counts as much however far its score stands out, and a small `k` lets each side's first places
+    count most. Ranked from 1, each scored by its fused score."""
     if not scored or not by_reranker:
         return []
     ids = [c.chunk_id for c in scored]
     own = [[ids[i] for i in sorted(range(len(ids)), key=lambda i: (-values[i], i))] for values in by_reranker.values()]
-    total = sum(weights)
-    shares = [share / len(own)] * len(own) + [(1.0 - share) * w / total if total else 0.0 for w in weights]
+    parts = list(parts) if parts is not None else [1.0] * len(own)
+    if len(parts) != len(own):
+        raise ValueError(f"by_ranks: {len(parts)} parts for {len(own)} rerankers")
+    total, whole = sum(weights), sum(parts)
+    shares = ([share * p / whole if whole else 0.0 for p in parts]
+              + [(1.0 - share) * w / total if total else 0.0 for w in weights])
     scores = fused_scores([*own, *([c.chunk_id for c in r] for r in rankings)], weights=shares, k=k)
     order = sorted(range(len(ids)), key=lambda i: (-scores[ids[i]], i))[:keep]
     return [replace(scored[i], score=scores[ids[i]], rank=rank) for rank, i in enumerate(order, start=1)]

@@ -5,8 +5,10 @@ A compose run keeps, for every question, the chunks its rerank stage scored, eac
 (search) score and each reranker's own (StageTrace). This re-orders them under other weights and
 scores each ordering's top 10 under the official rule:
   - the rerankers' weight against the search score (rerank_weight),
-  - one reranker against the other, for a combination of two (mhgraph weighs its parts equally),
+  - one reranker against the other, for a combination of two (mhgraph weighs its parts equally;
+    under rank fusion as by_ranks' parts),
   - each expansion's ranking in the reciprocal-rank fusion against the candidates' 1 (METHOD:W),
+    in the first fusion and, under rank fusion, in the rerank stage's,
   - shallower pools: the first C candidates and the first E chunks of each expansion, of those
     the run scored: an estimate, since nothing runs again (with share=source a shallower run
     divides its candidates among the sources a little differently, and a method asked for fewer
@@ -29,6 +31,8 @@ import argparse
 import datetime as dt
 import itertools
 import json
+import multiprocessing
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +60,8 @@ EXPAND_WEIGHTS = (0.5, 1.0, 2.0)
 DIVERSIFY = (None, 2, 3)
 RANKS_K = (5, 10, 60)                                       # rank fusion's k (rerank_fusion=ranks)
 RANK_WEIGHTS = (0.4, 0.5, 0.6, 0.7)                         # the rerankers' share under rank fusion
+RANK_PART_SHARES = (0.4, 0.5, 0.6)                          # the first reranker's part of it, for two
+RANK_EXPAND_WEIGHTS = (0.5, 0.75, 1.0)                      # each expansion's, under rank fusion (METHOD:W: 0 to 1)
 IN_DOMAIN = " (in-domain tuning: the run's reranker or TreeHop was trained on these questions)"
 POOL_STEP = 10                                              # shallower pools in steps of this many chunks
 SHALLOWEST = 30                                             # ... from this many candidates
@@ -151,9 +157,11 @@ def grid(params: dict, traced: list[Traced], names: list[str]) -> list[Weights]:
                  for w, a, e, c, x, d in itertools.product(RERANK_WEIGHTS, PART_SHARES if len(names) == 2 else [None],
                                                             EXPAND_WEIGHTS if expands and rrf else [None], pools,
                                                             expanded, DIVERSIFY)]
-    # by ranks the rerankers weigh alike (mhgraph's by_ranks), the expansions at 1
-    by_ranks = [Weights(w, 0.5 if len(names) == 2 else None, 1.0 if expands and rrf else None, c, x, None, k)
-                for w, k, c, x in itertools.product(RANK_WEIGHTS, RANKS_K, pools, expanded)]
+    # by ranks: the first of two rerankers a part of their share (by_ranks' parts), each expansion a weight
+    by_ranks = [Weights(w, a, e, c, x, None, k)
+                for w, a, e, k, c, x in itertools.product(RANK_WEIGHTS, RANK_PART_SHARES if len(names) == 2 else [None],
+                                                          RANK_EXPAND_WEIGHTS if expands and rrf else [None], RANKS_K,
+                                                          pools, expanded)]
     return by_scores + by_ranks
 
 
@@ -201,7 +209,8 @@ def ranked(t: Traced, kept: np.ndarray, w: Weights) -> np.ndarray:
     rankings = [[RetrievedChunk(c, 0.0, r) for r, c in enumerate(t.candidates[:w.candidates], start=1)],
                 *([RetrievedChunk(c, 0.0, r) for r, c in enumerate(e[:w.expanded], start=1)] for e in t.expansions)]
     order = by_ranks([t.chunks[i] for i in kept], {str(j): t.parts[j, kept] for j in range(len(t.parts))},
-                     rankings, [1.0] + [w.expand or 1.0] * len(t.expansions), w.rerank, w.ranks_k, len(kept))
+                     rankings, [1.0] + [w.expand or 1.0] * len(t.expansions), w.rerank, w.ranks_k, len(kept),
+                     parts=None if w.share is None else [w.share, 1.0 - w.share])
     return np.array([position[c.chunk_id] for c in order], dtype=int)
 
 
@@ -231,7 +240,9 @@ def main() -> None:
     mine = own_weights(params, names, traced)
     if mine not in weights:
         weights.append(mine)
-    scores = np.stack([scores_of(t, weights) for t in traced])          # questions x weights x metrics
+    with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as workers:     # the questions apart, on two cores
+        scores = np.stack(workers.starmap(scores_of, [(t, weights) for t in traced], chunksize=16))
+    # questions x weights x metrics
     mean = scores.mean(axis=0)
     mine_at = weights.index(mine)
     recorded = np.array([[own[t.qid][m] for m in METRICS] for t in traced])

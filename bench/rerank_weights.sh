@@ -9,6 +9,8 @@
 #   -> bench/results/compose-weights-NAME.md and .json (about 35 min; the TreeHop folds and the
 #      sentences as bench/treehop_in_domain.sh leaves them, made here when missing)
 #   bash bench/rerank_weights.sh [NAME]    (RESUME=1 keeps a finished run; OUT default runs)
+# CANDIDATES and EXPANDED (default 50 and 20) set the deep run's pool; another pool is recorded as
+# compose-weights-CANDIDATES-EXPANDED-NAME, beside the record of the preset's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
@@ -16,15 +18,17 @@ in_domain_reranker
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
 [ -f "$BY_QUESTION/folds.json" ] || mhgraph treehop train --corpus "$NAME" --questions "$QUESTIONS" \
   --out "$BY_QUESTION" --no-final --no-progress
-record_in weights
+CANDIDATES=${CANDIDATES:-50} EXPANDED=${EXPANDED:-20}
+pool=$CANDIDATES-$EXPANDED
+if [ "$pool" = 50-20 ]; then record_in weights; else record_in "weights-$pool"; fi
 prepared_sentences
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
 ids=()
-run d1-treehop-50-20-scored --method compose \
-  --stages "$SEARCH expand=treehop rerank=kfold:$RERANKER-onnx+sentences:$MODEL:70" \
-  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 \
+run "d1-treehop-$pool-scored" --method compose \
+  --stages "$SEARCH expand=treehop rerank=kfold:$RERANKER-onnx+sentences:$MODEL:$((CANDIDATES + EXPANDED))" \
+  --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k "$CANDIDATES" --compose-expand-k "$EXPANDED" \
   --rerank-tokens 128 --compose-rerank-weight 0.6 "${OFF[@]}"
 python bench/compose_weights.py "${ids[0]}" --name "$NAME" --questions "$QUESTIONS" \
-  --command "bash $0 $NAME" --json "$record.json" > "$record.md.new"
+  --command "CANDIDATES=$CANDIDATES EXPANDED=$EXPANDED bash $0 $NAME" --json "$record.json" > "$record.md.new"
 mv "$record.md.new" "$record.md"
 echo "written $record.md and .json"

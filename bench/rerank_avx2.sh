@@ -10,6 +10,11 @@
 #   - the same at half the layers (reranker train --layers 3; bench/treehop_in_domain.sh trains it), when there.
 #   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-int8-20,kfold-3-layers-20}-NAME.md
 #      and .json (about 12 min; ONLY=RECORD, e.g. ONLY=kfold-int8-20, runs that one alone)
+# On a CPU without AVX-512 (no avx512f in /proc/cpuinfo) nothing needs holding: each record is measured as
+# the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with two more that only such a CPU can give, ONNX
+# Runtime having no switch: kfold-onnx-20, the int8 ONNX export the in-domain preset names (pairs cut to
+# 128, 96 and 64 tokens), and
+# packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
@@ -18,32 +23,48 @@ cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, MODEL, SENTENCE_CACHE
 PER_TYPE=${PER_TYPE:-75}
 RECORDS=(sentences-20 sentences-50 kfold-20 kfold-int8-20 kfold-3-layers-20)
+if grep -qw avx512f /proc/cpuinfo; then
+  ISA=native,avx2 PREFIX=rerank-avx2
+else
+  ISA=native PREFIX=rerank-avx2-cpu
+  RECORDS+=(kfold-onnx-20 packaged-20)
+fi
 if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
   echo "error: ONLY=$ONLY: not a record of this script (${RECORDS[*]})" >&2; exit 1
 fi
 wanted() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-if { wanted kfold-20 || wanted kfold-int8-20; } && [ ! -d "$RERANKER" ]; then
+if { wanted kfold-20 || wanted kfold-int8-20 || { [ "$PREFIX" = rerank-avx2-cpu ] && wanted kfold-onnx-20; }; } &&
+  [ ! -d "$RERANKER" ]; then
   echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1
 fi
 if wanted sentences-20 || wanted sentences-50; then
   MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
 fi
-common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa native,avx2)
+common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa "$ISA")
 for k in 20 50; do
   wanted "sentences-$k" || continue
   python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$SENTENCE_CACHE" --tokens none --weights 0.7 \
-    --candidates "$k" "${common[@]}" --out "bench/results/rerank-avx2-sentences-$k-$NAME"
+    --candidates "$k" "${common[@]}" --out "bench/results/$PREFIX-sentences-$k-$NAME"
 done
 wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 \
-  "${common[@]}" --out "bench/results/rerank-avx2-kfold-20-$NAME"
+  "${common[@]}" --out "bench/results/$PREFIX-kfold-20-$NAME"
 wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
-  --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/rerank-avx2-kfold-int8-20-$NAME"
+  --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20-$NAME"
+if [ "$PREFIX" = rerank-avx2-cpu ]; then
+  if wanted kfold-onnx-20; then
+    [ -d "$RERANKER-onnx" ] || mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
+    python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 --candidates 20 \
+      "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
+  fi
+  wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
+    --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"
+fi
 SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
 if wanted kfold-3-layers-20; then
   if [ -f "$SMALL/folds.json" ]; then
     python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
-      --out "bench/results/rerank-avx2-kfold-3-layers-20-$NAME"
+      --out "bench/results/$PREFIX-kfold-3-layers-20-$NAME"
   else
     echo "skipping the 3-layer cross-encoder: $SMALL not found (bench/treehop_in_domain.sh trains it)" >&2
   fi

@@ -6,7 +6,8 @@
 - `int8`: the model's linear layers quantized dynamically (weights stored as int8, activations
   quantized per batch as they come), on the CPU. For CPUs without AVX-512 or bf16: there float32 is
   the only fast float format, and int8 matrix products run on AVX2 (FBGEMM's kernels) in about two
-  thirds of its time (bench/results/rerank-avx2-kfold-int8-20-*.md). Scores move by quantization
+  thirds of its time (bench/results/rerank-avx2-cpu-kfold-int8-20-*.md, on an AVX2-only CPU; an
+  int8 ONNX export is faster still there). Scores move by quantization
   error; the order they give is what reranking uses.
 
 Why torch's own dynamic quantization (`torch.ao.quantization.quantize_dynamic`): it is the one

@@ -11,9 +11,9 @@
 #   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-int8-20,kfold-3-layers-20}-NAME.md
 #      and .json (about 12 min; ONLY=RECORD, e.g. ONLY=kfold-int8-20, runs that one alone)
 # On a CPU without AVX-512 (no avx512f in /proc/cpuinfo) nothing needs holding: each record is measured as
-# the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with two more that only such a CPU can give, ONNX
+# the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with more that only such a CPU can give, ONNX
 # Runtime having no switch: kfold-onnx-20, the int8 ONNX export the in-domain preset names (pairs cut to
-# 128, 96 and 64 tokens), and
+# 128, 96 and 64 tokens; kfold-onnx-10 the same on 10 candidates), and
 # packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
@@ -27,7 +27,7 @@ if grep -qw avx512f /proc/cpuinfo; then
   ISA=native,avx2 PREFIX=rerank-avx2
 else
   ISA=native PREFIX=rerank-avx2-cpu
-  RECORDS+=(kfold-onnx-20 packaged-20)
+  RECORDS+=(kfold-onnx-20 kfold-onnx-10 packaged-20)
 fi
 if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
   echo "error: ONLY=$ONLY: not a record of this script (${RECORDS[*]})" >&2; exit 1
@@ -57,6 +57,8 @@ if [ "$PREFIX" = rerank-avx2-cpu ]; then
     python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 --candidates 20 \
       "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
   fi
+  wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
+    --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10-$NAME"
   wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
     --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"
 fi

@@ -241,8 +241,8 @@ def main() -> None:
     if mine not in weights:
         weights.append(mine)
     with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as workers:     # the questions apart, on two cores
+        # questions x weights x metrics
         scores = np.stack(workers.starmap(scores_of, [(t, weights) for t in traced], chunksize=16))
-    # questions x weights x metrics
     mean = scores.mean(axis=0)
     mine_at = weights.index(mine)
     recorded = np.array([[own[t.qid][m] for m in METRICS] for t in traced])

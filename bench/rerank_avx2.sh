@@ -32,10 +32,11 @@ fi
 if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
   echo "error: ONLY=$ONLY: not a record of this script (${RECORDS[*]})" >&2; exit 1
 fi
-wanted() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
+# wanted RECORD: a record of this CPU's list, and the one ONLY names when set
+wanted() { [[ " ${RECORDS[*]} " == *" $1 "* ]] && { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }; }
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-if { wanted kfold-20 || wanted kfold-int8-20 || { [ "$PREFIX" = rerank-avx2-cpu ] && wanted kfold-onnx-20; }; } &&
-  [ ! -d "$RERANKER" ]; then
+if { wanted kfold-20 || wanted kfold-int8-20 || wanted kfold-onnx-20 || wanted kfold-onnx-10; } &&
+  [ ! -f "$RERANKER/folds.json" ]; then
   echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1
 fi
 if wanted sentences-20 || wanted sentences-50; then
@@ -51,17 +52,14 @@ wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --to
   "${common[@]}" --out "bench/results/$PREFIX-kfold-20-$NAME"
 wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
   --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20-$NAME"
-if [ "$PREFIX" = rerank-avx2-cpu ]; then
-  if wanted kfold-onnx-20; then
-    [ -d "$RERANKER-onnx" ] || mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
-    python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 --candidates 20 \
-      "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
-  fi
-  wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
-    --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10-$NAME"
-  wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
-    --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"
-fi
+# the ONNX export, made from the folds checked above when missing (they exist, so nothing is trained)
+if wanted kfold-onnx-20 || wanted kfold-onnx-10; then trained_in_domain_reranker; fi
+wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 \
+  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
+wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
+  --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10-$NAME"
+wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
+  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"
 SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
 if wanted kfold-3-layers-20; then
   if [ -f "$SMALL/folds.json" ]; then

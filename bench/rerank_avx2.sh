@@ -13,7 +13,8 @@
 # On a CPU without AVX-512 (no avx512f in /proc/cpuinfo) nothing needs holding: each record is measured as
 # the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with more that only such a CPU can give, ONNX
 # Runtime having no switch: kfold-onnx-20, the int8 ONNX export the in-domain preset names (pairs cut to
-# 128, 96 and 64 tokens; kfold-onnx-10 the same on 10 candidates), and
+# 128, 96, 80 and 64 tokens, each passage read from its start and focused: --rerank-focus; kfold-onnx-10
+# 128-token pairs on 10 candidates), and
 # packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
@@ -54,8 +55,8 @@ wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER"
   --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20-$NAME"
 # the ONNX export, made from the folds checked above when missing (they exist, so nothing is trained)
 if wanted kfold-onnx-20 || wanted kfold-onnx-10; then trained_in_domain_reranker; fi
-wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 \
-  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
+wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,80,64 \
+  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
 wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
   --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10-$NAME"
 wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \

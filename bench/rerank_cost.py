@@ -122,6 +122,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reranker", required=True, help="a reranker spec, as --reranker takes it")
     parser.add_argument("--tokens", default="512,256,128",
                         help="pair cuts to measure, comma-separated; none: the passages whole (no pair limit)")
+    parser.add_argument("--focus", default="plain",
+                        help="how a passage longer than the cut is read, comma-separated: plain (its start), "
+                             "focused (its excerpt holding the most of the question: --rerank-focus)")
     parser.add_argument("--corpus", default="multihop-rag")
     parser.add_argument("--questions", default=str(DEFAULT_QUESTIONS))
     parser.add_argument("--per-type", type=int, help="only the first N questions of each type")
@@ -139,6 +142,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--measure-under", help=argparse.SUPPRESS)   # the child process of one --isa ...
     parser.add_argument("--rows-to", type=Path, help=argparse.SUPPRESS)   # ... writes its rows there
     args = parser.parse_args(argv)
+    if unknown := [f for f in args.focus.split(",") if f not in ("plain", "focused")]:
+        parser.error(f"--focus: unknown {', '.join(unknown)} (known: plain, focused)")
     if unknown := [i for i in args.isa.split(",") if i not in HELD_TO]:
         parser.error(f"--isa: unknown {', '.join(unknown)} (known: {', '.join(HELD_TO)})")
     return args
@@ -159,16 +164,25 @@ def measure_here(args: argparse.Namespace) -> dict:
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
     # held to AVX2, auto scores in float32, as on a CPU without bf16 (resolved's fast_bf16 sees the switches)
     held = args.measure_under != "native"
+    names = []
     for cut in cuts:
-        reranker = load_reranker(args.reranker, args.cache_dir, precision=args.precision, max_length=cut)
-        reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
-        if held and "onnxruntime" in sys.modules:
-            raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which picks "
-                             "its kernels from the CPU alone and has no switch to hold them to fewer extensions")
-        label = "whole passages" if cut is None else f"{cut}-token pairs"
-        for w, row in measure(reranker, scored, candidates, gold, args.keep, weights).items():
-            rows[f"{label}, weight {w:g}"] = row
-    return {"name": reranker.name, "scored": len(scored), "weights": weights, "rows": rows,
+        for focus in args.focus.split(","):
+            if cut is None and focus == "focused":
+                continue    # whole passages have nothing to focus
+            reranker = load_reranker(args.reranker, args.cache_dir, precision=args.precision, max_length=cut,
+                                     focus=focus == "focused")
+            reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
+            if held and "onnxruntime" in sys.modules:
+                raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which "
+                                 "picks its kernels from the CPU alone and has no switch to hold them to fewer "
+                                 "extensions")
+            names.append(reranker.name)
+            label = "whole passages" if cut is None else f"{cut}-token pairs" + (", focused" if focus == "focused"
+                                                                                 else "")
+            for w, row in measure(reranker, scored, candidates, gold, args.keep, weights).items():
+                rows[f"{label}, weight {w:g}"] = row
+    # each cut's reranker names its cut: the record names them all
+    return {"name": "; ".join(dict.fromkeys(names)), "scored": len(scored), "weights": weights, "rows": rows,
             "code_paths": {**code_paths(),
                            # only a cross-encoder (one with a pair cut) has a precision
                            "cross_encoder_precision": None if cuts == [None] else resolved(args.precision, "cpu")}}

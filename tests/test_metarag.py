@@ -468,6 +468,15 @@ def test_rerank_tokens_cut_pairs_shorter_on_every_cross_encoder_path(tiny_cross_
     for spec in ("nanoranker", "bi-encoder:bge-small-en-v1.5", "sentences:all-MiniLM-L6-v2"):
         with pytest.raises(MhgraphError, match="not a cross-encoder: a pair token limit"):
             load_reranker(spec, max_length=24)
+    # focused: the long passage is read as its sentence that matches, as if it were that sentence
+    # alone, in torch and ONNX Runtime alike; the short passage is read whole
+    alone = load_reranker(str(out), max_length=24).score(query, [PASSAGES[0]])[0]
+    for path in (load_reranker(str(root / "tiny-cross-encoder"), precision="float32", max_length=24, focus=True),
+                 load_reranker(str(out), max_length=24, focus=True)):
+        assert "(focused passages)" in path.name
+        assert path.score(query, passages) == pytest.approx([alone, short[1]], abs=1e-6)
+    with pytest.raises(MhgraphError, match="not a cross-encoder: focused passages"):
+        load_reranker("sentences:all-MiniLM-L6-v2", focus=True)
 
 
 def test_onnx_reranker_folder_errors_name_the_file(tmp_path) -> None:

@@ -42,6 +42,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.graph.documents import CORPUS_FACTS, warn_if_changed
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, Reranker, cut_label
 from mhgraph.rerank.combined import JOIN, CombinedReranker, combined_parts
+from mhgraph.rerank.focus import FOCUS_LABEL, focused
 from mhgraph.rerank.kept import KeptPassages
 from mhgraph.rerank.onnx import OnnxCrossEncoderReranker, is_onnx_folder
 from mhgraph.rerank.precision import Precision, device_for, quantize_int8, resolved
@@ -62,6 +63,9 @@ PACKAGED_DIR = Path(__file__).resolve().parents[1] / "data" / "reranker" / PACKA
 RERANK_TOKENS_HELP = ("Tokens a (question, passage) pair is cut to for a cross-encoder reranker (default: its "
                       "own: 512, or the length an ONNX folder was exported at). Fewer: faster, less of each "
                       "passage seen (bench/results/rerank-cost-*.md).")
+RERANK_FOCUS_HELP = ("A passage longer than a cross-encoder's pair cut leaves room for is read as its run of "
+                     "sentences holding the most of the question's words (rare words weigh more), not its start: a "
+                     "shorter cut then keeps what the pair is for (bench/results/rerank-avx2-cpu-*.md).")
 
 
 class CrossEncoderReranker:
@@ -71,7 +75,7 @@ class CrossEncoderReranker:
     The order of the scores is what reranking uses."""
 
     def __init__(self, model: str, *, max_length: int = MAX_PAIR_TOKENS, batch_size: int = 32,
-                 device: str | None = None, precision: Precision = "auto") -> None:
+                 device: str | None = None, precision: Precision = "auto", focus: bool = False) -> None:
         from sentence_transformers import CrossEncoder
 
         check_precision(precision)
@@ -86,14 +90,23 @@ class CrossEncoderReranker:
         self.bf16 = resolved(precision, str(self.model.device)) == "bfloat16"
         if precision == "int8":
             quantize_int8(self.model.model)
-        self.name = f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}{precision_label(precision)}"
+        self.name = (f"cross-encoder:{model}{cut_label(max_length, MAX_PAIR_TOKENS)}{precision_label(precision)}"
+                     + (FOCUS_LABEL if focus else ""))
         self.batch_size = batch_size
+        self.max_length, self.focus = max_length, focus
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self.model.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         import torch
 
         if not passages:
             return []
+        if self.focus:
+            # the question and the pair's special tokens, as the pair's encoding counts them
+            room = self.max_length - len(self.model.tokenizer(query, "")["input_ids"])
+            passages = focused(query, passages, room, self.count_tokens)
         with torch.autocast(self.model.device.type, dtype=torch.bfloat16, enabled=self.bf16):
             scores = self.model.predict([(query, p) for p in passages], batch_size=self.batch_size,
                                         show_progress_bar=False, convert_to_numpy=True)
@@ -185,23 +198,25 @@ def _reads_pairs(spec: str) -> bool:
 
 
 def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None = None,
-                  precision: Precision = "auto", max_length: int | None = None) -> Reranker:
+                  precision: Precision = "auto", max_length: int | None = None, focus: bool = False) -> Reranker:
     """The reranker `spec` names. `precision`: the number format torch cross-encoders score in
     (precision.py; auto: bfloat16 autocast where the device runs it fast, else float32); an ONNX
     export keeps its own. `max_length`: the tokens a (question, passage) pair is cut to (None: the
-    reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length). Only cross-encoders
-    have either: naming one for another reranker is a one-line error."""
+    reranker's own, MAX_PAIR_TOKENS or an ONNX folder's exported length). `focus`: a passage longer
+    than the cut leaves room for is read as its excerpt holding the most of the question (focus.py).
+    Only cross-encoders have these: naming one for another reranker is a one-line error."""
     check_precision(precision)
     if (names := combined_parts(spec)) is not None:
         if not all(names):
             raise MhgraphError(f"reranker '{spec}': write the rerankers combined as A{JOIN}B, none empty")
         if len(set(names)) < len(names):
             raise MhgraphError(f"reranker '{spec}': names one reranker twice")
-        _applies(spec, names, precision, max_length)
-        return CombinedReranker([load_reranker(n, cache_dir, device, *((precision, max_length) if _reads_pairs(n)
-                                                                       else ("auto", None)))
+        _applies(spec, names, precision, max_length, focus)
+        return CombinedReranker([load_reranker(n, cache_dir, device,
+                                               *((precision, max_length, focus) if _reads_pairs(n)
+                                                 else ("auto", None, False)))
                                  for n in names])
-    _applies(spec, [spec], precision, max_length)
+    _applies(spec, [spec], precision, max_length, focus)
     if spec == NANORANKER:
         return NanoRankerReranker()
     if spec.startswith(BI_ENCODER):
@@ -209,16 +224,17 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
     if spec.startswith(SENTENCES):
         return SentenceWindowReranker(spec[len(SENTENCES):], cache_dir)
     if spec.startswith(KFOLD):
-        return KFoldReranker(Path(spec[len(KFOLD):]), device=device, precision=precision, max_length=max_length)
+        return KFoldReranker(Path(spec[len(KFOLD):]), device=device, precision=precision, max_length=max_length,
+                             focus=focus)
     if spec == PACKAGED or is_onnx_folder(Path(spec)):
         _exported_keeps_its_precision(spec, precision)
         if spec == PACKAGED:
-            return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED, max_length=max_length)
-        return OnnxCrossEncoderReranker(spec, max_length=max_length)
+            return OnnxCrossEncoderReranker(PACKAGED_DIR, name=PACKAGED, max_length=max_length, focus=focus)
+        return OnnxCrossEncoderReranker(spec, max_length=max_length, focus=focus)
     length = max_length or MAX_PAIR_TOKENS
-    # FlagReranker scores in float32 (fp16 off); bfloat16 and int8 are CrossEncoder's (the sigmoid of
-    # the same logits: the same order)
-    if is_flag_model(spec) and precision in ("auto", "float32"):
+    # FlagReranker scores in float32 (fp16 off); bfloat16, int8 and focused passages are CrossEncoder's
+    # (the sigmoid of the same logits: the same order)
+    if is_flag_model(spec) and precision in ("auto", "float32") and not focus:
         try:
             return FlagCrossEncoderReranker(spec, device=device, max_length=length, precision=precision)
         except FlagEmbeddingBroken as exc:
@@ -226,20 +242,20 @@ def load_reranker(spec: str, cache_dir: Path | None = None, device: str | None =
             # (through a sigmoid, which keeps their order)
             warnings.warn(f"{exc}: reranker '{spec}' is loaded with sentence-transformers' CrossEncoder instead "
                           f"of FlagReranker", stacklevel=2)
-    return CrossEncoderReranker(spec, device=device, precision=precision, max_length=length)
+    return CrossEncoderReranker(spec, device=device, precision=precision, max_length=length, focus=focus)
 
 
 _PRECISION = "a precision (rerank_precision)"
 
 
-def _applies(spec: str, names: list[str], precision: str, max_length: int | None) -> None:
-    """A pair token limit or a precision named for reranker `spec` (its parts `names`) holding no
-    cross-encoder is a one-line error."""
+def _applies(spec: str, names: list[str], precision: str, max_length: int | None, focus: bool) -> None:
+    """A pair token limit, a precision or focused passages named for reranker `spec` (its parts
+    `names`) holding no cross-encoder is a one-line error."""
     if any(_reads_pairs(n) for n in names):
         return
     held = "holds no cross-encoder" if len(names) > 1 else "is not a cross-encoder"
     for given, what in ((max_length is not None, "a pair token limit (rerank_tokens)"),
-                        (precision != "auto", _PRECISION)):
+                        (precision != "auto", _PRECISION), (focus, "focused passages (rerank_focus)")):
         if given:
             raise MhgraphError(f"reranker '{spec}' {held}: {what} does not apply to it")
 
@@ -257,7 +273,7 @@ class KFoldReranker:
     Fold models may be ONNX folders (`mhgraph reranker export` of the k-fold folder)."""
 
     def __init__(self, directory: Path, device: str | None = None, precision: Precision = "auto",
-                 max_length: int | None = None) -> None:
+                 max_length: int | None = None, focus: bool = False) -> None:
         self.directory = Path(directory)
         self.kfold, facts = KFold.load(self.directory)
         # the corpus its questions' gold chunks are in, its revision then and when it was made
@@ -276,17 +292,19 @@ class KFoldReranker:
         device = device_for(precision, device)   # int8's refusal of a GPU before the first question
         self.name = (f"{KFOLD}{self.directory} (in-domain trained, {self.kfold.k}-fold"
                      + (f", {max_length}-token pairs" if max_length else "")
-                     + (f", {precision}" if precision != "auto" else "") + ")")
+                     + (f", {precision}" if precision != "auto" else "") + ")" + (FOCUS_LABEL if focus else ""))
         self._models: dict[int, Reranker] = {}
-        self._device, self._precision, self._max_length = device, precision, max_length
+        self._device, self._precision, self._max_length, self._focus = device, precision, max_length, focus
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         fold = self.kfold.fold(query)
         if fold not in self._models:
             path = self.paths[fold]
-            self._models[fold] = (OnnxCrossEncoderReranker(path, max_length=self._max_length) if is_onnx_folder(path)
+            self._models[fold] = (OnnxCrossEncoderReranker(path, max_length=self._max_length, focus=self._focus)
+                                  if is_onnx_folder(path)
                                   else CrossEncoderReranker(str(path), device=self._device, precision=self._precision,
-                                                            max_length=self._max_length or MAX_PAIR_TOKENS))
+                                                            max_length=self._max_length or MAX_PAIR_TOKENS,
+                                                            focus=self._focus))
         return self._models[fold].score(query, passages)
 
 

@@ -25,6 +25,7 @@ from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS, cut_label
+from mhgraph.rerank.focus import FOCUS_LABEL, focused
 from mhgraph.training.folds import KFold
 
 FORMAT = "mhgraph-onnx-cross-encoder"
@@ -123,10 +124,12 @@ def export_kfold_onnx(source: Path, out: Path, questions: Sequence[str], **optio
 
 class OnnxCrossEncoderReranker:
     """A folder `export_onnx` wrote: pairs tokenized as the cross-encoder did (longest-first
-    truncation to its maximum length, or to `max_length` when given), one ONNX Runtime pass per batch."""
+    truncation to its maximum length, or to `max_length` when given), one ONNX Runtime pass per batch;
+    with `focus`, a passage longer than the cut leaves room for is read as its excerpt that holds the
+    most of the question (focus.py)."""
 
     def __init__(self, folder: Path | str, *, name: str | None = None, batch_size: int = 32,
-                 threads: int | None = None, max_length: int | None = None) -> None:
+                 threads: int | None = None, max_length: int | None = None, focus: bool = False) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -161,6 +164,11 @@ class OnnxCrossEncoderReranker:
         self.max_length = max_length or exported_length
         self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
+        self.focus = focus
+        if focus:
+            self.counter = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            self.counter.no_truncation()
+            self.counter.no_padding()
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.description = description
         self.sigmoid = description["activation"] == "sigmoid"
@@ -171,7 +179,7 @@ class OnnxCrossEncoderReranker:
         # the corpus it was trained on, its revision and when it was made (None: not recorded)
         self.corpus_facts = {k: (description.get("training") or {}).get(k) for k in CORPUS_FACTS}
         self.name = f"onnx-cross-encoder:{name or self.folder}"
-        self.name += cut_label(self.max_length, exported_length)
+        self.name += cut_label(self.max_length, exported_length) + (FOCUS_LABEL if focus else "")
         if self.trained_on:
             self.name += f" (in-domain trained on {len(self.trained_on)} questions)"
 
@@ -179,9 +187,16 @@ class OnnxCrossEncoderReranker:
         """Whether this model was trained on `question`: its scores for it are not held out."""
         return question_key(question) in self.trained_on
 
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in self.counter.encode_batch(list(texts), add_special_tokens=False)]
+
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
+        if self.focus:
+            # the question and the pair's special tokens, as the pair's encoding counts them
+            room = self.max_length - len(self.counter.encode(query, "").ids)
+            passages = focused(query, passages, room, self.count_tokens)
         out = np.empty(len(passages), dtype=np.float64)
         for start in range(0, len(passages), self.batch_size):
             batch = self.tokenizer.encode_batch([(query, p) for p in passages[start:start + self.batch_size]])

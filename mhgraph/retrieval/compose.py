@@ -48,7 +48,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, ordered, score_chunks
-from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker, warn_of_training
+from mhgraph.rerank.models import RERANK_FOCUS_HELP, RERANK_TOKENS_HELP, load_reranker, warn_of_training
 from mhgraph.rerank.precision import RERANK_PRECISION_HELP, Precision
 from mhgraph.retrieval import registry
 from mhgraph.retrieval.base import Retriever
@@ -269,6 +269,7 @@ class ComposeOptions(MethodOptions):
     rerank_rrf_k: int = option(RERANK_RRF_K, "The k of rank fusion (1 / (k + rank)) under rerank_fusion=ranks: "
                                              "small, each ranking's first places count most.", ge=1)
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
+    rerank_focus: bool = option(False, RERANK_FOCUS_HELP, flag="--rerank-focus")
     rerank_precision: Precision = option("auto", RERANK_PRECISION_HELP, flag="--rerank-precision")
 
     @model_validator(mode="after")
@@ -353,7 +354,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
     if stages.rerank:
         ctx.status(f"loading reranker {stages.rerank}")
         reranker = load_reranker(stages.rerank, settings.cache_dir, max_length=options.rerank_tokens,
-                                 precision=options.rerank_precision)
+                                 focus=options.rerank_focus, precision=options.rerank_precision)
         warn_of_training(reranker, stages.rerank, g.driver, g.database, g.corpus)
     return ComposedRetriever(stages, candidates, expansions, candidate_k=candidate_k,
                              expand_k=options.expand_k, expand_weight=options.expand_weight, reranker=reranker,

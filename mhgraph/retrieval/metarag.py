@@ -46,7 +46,7 @@ from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import VECTOR_INDEX, fulltext_index
 from mhgraph.options import MethodOptions, option
 from mhgraph.rerank.base import Reranker, fusion_weight, rerank
-from mhgraph.rerank.models import RERANK_TOKENS_HELP, load_reranker, warn_of_training
+from mhgraph.rerank.models import RERANK_FOCUS_HELP, RERANK_TOKENS_HELP, load_reranker, warn_of_training
 from mhgraph.rerank.precision import RERANK_PRECISION_HELP, Precision
 from mhgraph.retrieval.base import Retriever
 from mhgraph.retrieval.bm25 import lucene_query
@@ -241,6 +241,7 @@ class MetaRAGOptions(MethodOptions):
         "else 1: its order alone, as the original).",
         flag="--rerank-weight", ge=0.0, le=1.0, env=("MHGRAPH_RERANK_WEIGHT",), legacy=("rerank_weight",))
     rerank_tokens: int | None = option(None, RERANK_TOKENS_HELP, flag="--rerank-tokens", ge=16)
+    rerank_focus: bool = option(False, RERANK_FOCUS_HELP, flag="--rerank-focus")
     rerank_precision: Precision = option("auto", RERANK_PRECISION_HELP, flag="--rerank-precision")
     hybrid_depth: int | None = option(
         None, "With hybrid candidates: the hits each side (vector, BM25) fuses before the best K are kept (an "
@@ -271,7 +272,7 @@ def build(ctx: BuildContext, options: MetaRAGOptions) -> MetaRAGRetriever:
     if reranker is None and options.reranker_name:
         ctx.status(f"loading reranker {options.reranker_name}")
         reranker = load_reranker(options.reranker_name, ctx.settings.cache_dir, max_length=options.rerank_tokens,
-                                 precision=options.rerank_precision)
+                                 focus=options.rerank_focus, precision=options.rerank_precision)
         warn_of_training(reranker, options.reranker_name, g.driver, g.database, g.corpus)
     words = None
     if options.filter_words == "drop" and options.search == "hybrid":

@@ -3,7 +3,8 @@
 # multihop-rag), QUESTIONS (default the development split; checked), EVAL_CORPUS, OFF (every stage
 # offline, K = 10), MODEL and SENTENCE_CACHE (the sentence reranker's) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
 # k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export;
-# trained_in_domain_reranker makes both; train_treehop trains TreeHop k-fold once; RANKS holds the
+# trained_in_domain_reranker makes both; distilled_reranker its 3-layer student; train_treehop trains
+# TreeHop k-fold once; RANKS holds the
 # in-domain preset's fusion options.
 NAME=${1:-multihop-rag}
 QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
@@ -35,6 +36,18 @@ trained_in_domain_reranker() {
   [ -f "$RERANKER/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER" \
     --folds 3 --negatives 4 --max-length 128 --no-final
   [ -d "$RERANKER-onnx" ] || mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
+}
+
+# distilled_reranker: DISTILLED (default RERANKER-distilled-3-layers), the in-domain cross-encoder
+# distilled to its first 3 layers (reranker train --teacher: each fold from the teacher's fold,
+# learning its logits; 3-fold as the teacher, about 45 min on 2 AVX2 cores) and its ONNX export
+# (DISTILLED-onnx), each made once; trained_in_domain_reranker first
+distilled_reranker() {
+  trained_in_domain_reranker
+  DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers}
+  [ -f "$DISTILLED/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$DISTILLED" \
+    --teacher "$RERANKER" --layers 3 --folds 3 --negatives 4 --max-length 128 --no-final
+  [ -d "$DISTILLED-onnx" ] || mhgraph reranker export "$DISTILLED" --out "$DISTILLED-onnx" --max-length 128
 }
 
 # train_treehop FOLDER [FLAGS]: TreeHop 5-fold by question into FOLDER, once (its folds.json marks it done)

@@ -11,7 +11,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.benchmark import load_questions
 from mhgraph.ingest.pipeline import ingest_corpus
 from mhgraph.rerank.models import KFoldReranker, load_reranker
-from mhgraph.training.reranker import Example, examples
+from mhgraph.training.reranker import Example, examples, taught
 from mhgraph.training.folds import FINAL_MODEL, KFold, fold_of
 from mhgraph.training.kfold import train_fold_models
 from mhgraph.training.precision import fast_bf16
@@ -145,6 +145,27 @@ def test_train_kfold_on_the_sample_and_score_with_the_unseen_model(sample_graph,
     assert params["reranker_training"] == {"corpus": record["corpus"], "in_domain_trained": True}
     assert "2-fold, 32-token pairs" in params["reranker"]
     assert params["rerank_weight"] == 0.4   # no weight given: the one the export recorded
+    # distilled from it: each fold's model starts from the teacher's of its fold, cut to one layer,
+    # and learns the teacher's logits (the teacher has no final model: --no-final, else one line)
+    small = tmp_path / "distilled"
+    distil = ["reranker", "train", "--sample", "--folds", "2", "--negatives", "1", "--max-length", "64",
+              "--batch-size", "8", "--teacher", str(out), "--layers", "1", "--out", str(small)]
+    refused = run_cli(settings, *distil)
+    assert refused.returncode != 0 and f"teacher {out / 'all'}: no torch cross-encoder" in refused.stderr
+    assert "--no-final" in refused.stderr and not small.exists()
+    done = run_cli(settings, *distil, "--no-final")
+    assert done.returncode == 0, done.stderr
+    distilled = json.loads((small / "folds.json").read_text())
+    assert distilled["options"]["teacher"] == str(out) and distilled["options"]["layers"] == 1
+    for fold in (0, 1):
+        assert json.loads((small / f"fold-{fold}" / "config.json").read_text())["num_hidden_layers"] == 1
+    assert "in-domain trained, 2-fold" in load_reranker(f"kfold:{small}").name
+    pairs = [Example(query, "Veltrix recalled robots.", 1.0), Example(query, "The striker scored twice.", 0.0)]
+    labelled = taught(pairs, out / "fold-0", 64)
+    assert [e.label for e in labelled] == pytest.approx(load_reranker(str(out / "fold-0"), precision="float32",
+                                                                      max_length=64).score(query, [p.passage for p in pairs]))
+    other = run_cli(settings, *distil, "--no-final", "--folds", "3")
+    assert other.returncode != 0 and "2 folds, seed 0; the model trained here has 3" in other.stderr
     (out / "folds.json").write_text(json.dumps({**record, "questions_file": str(tmp_path / "gone.json")}))
     refused = run_cli(settings, "reranker", "export", str(out), "--out", str(tmp_path / "again"))
     assert refused.returncode != 0 and "give them with --questions" in refused.stderr

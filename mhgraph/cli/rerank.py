@@ -17,9 +17,9 @@ from mhgraph.graph.documents import CORPUS_FACTS
 from mhgraph.rerank.base import MAX_PAIR_TOKENS
 from mhgraph.rerank.onnx import export_kfold_onnx, export_onnx
 from mhgraph.retrieval import registry
-from mhgraph.training.folds import FOLDS_FILE
+from mhgraph.training.folds import FOLDS_FILE, KFold
 from mhgraph.training.precision import fast_bf16
-from mhgraph.training.reranker import TrainingOptions, kept_layers, train_reranker
+from mhgraph.training.reranker import TrainingOptions, kept_layers, teacher_folder, train_reranker
 
 # the search whose candidates the cross-encoder learns to rerank, and the method that reranks with it
 SEARCH = "metarag"
@@ -40,6 +40,9 @@ def reranker_group() -> None:
 @click.option("--layers", type=click.IntRange(min=1),
               help="Keep the backbone's first N transformer layers (default: all): a smaller model that "
                    "scores faster on CPUs without AVX-512.")
+@click.option("--teacher", type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="Distil from this k-fold folder (trained here, same --folds and --seed): each fold's model "
+                   "starts from the teacher's of its fold, cut to --layers, and learns its logits.")
 @click.option("--epochs", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
 @click.option("--negatives", default=6, show_default=True, type=click.IntRange(min=0),
               help="Non-gold candidates per question used as negatives.")
@@ -60,7 +63,8 @@ def reranker_group() -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @method_options(only=(SEARCH,))
 @click.pass_context
-def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: int | None, epochs: float,
+def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: int | None, teacher: Path | None,
+              epochs: float,
               negatives: int,
               max_length: int, batch_size: int, learning_rate: float, seed: int, bf16: bool | None, no_final: bool,
               only_final: bool,
@@ -77,10 +81,15 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: 
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(backbone=backbone, folds=folds, layers=layers, seed=seed, epochs=epochs,
+                              teacher=str(teacher) if teacher else None,
                               negatives=negatives,
                               max_length=max_length, batch_size=batch_size, learning_rate=learning_rate,
                               final=not no_final, only_final=only_final, bf16=fast_bf16() if bf16 is None else bf16)
-    kept_layers(backbone, layers)    # refused before the candidates are searched
+    # refused before the candidates are searched
+    if teacher:
+        teacher_folder(teacher, KFold(folds, seed), not no_final or only_final, layers)
+    else:
+        kept_layers(backbone, layers)
     click.echo(f"candidates: {SEARCH} {dict(search)} for {len(questions)} questions ({path})")
     data = reranker_data(settings, questions, SEARCH, search)
     record = train_reranker(questions, data.gold, data.candidates, data.texts, options, out, log=click.echo,

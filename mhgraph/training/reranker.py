@@ -10,6 +10,13 @@ binary cross-entropy (positives weighted by the negative/positive ratio).
 One model per fold is trained on the other folds' questions (folds.py and kfold.py here), so that
 `--reranker kfold:DIR` scores every question with the model that never saw it; with final=True
 one more model is trained on every question, for users (never for scoring these questions).
+
+Distilled (`teacher`, a k-fold folder trained here with the same folds): each fold's model starts
+from the teacher's model of that fold, cut to its first `layers` layers (dropping a fine-tuned
+model's top layers keeps more than cutting the backbone before training), and learns the teacher's
+logits on the same pairs by mean squared error (Hofstätter et al. 2020, "Improving efficient neural
+ranking models with cross-architecture knowledge distillation"): a smaller model for CPUs without
+AVX-512 that is held out as its teacher is, fold by fold.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from mhgraph import cypher
 from mhgraph.benchmark import question_key
 from mhgraph.embeddings.base import quiet_loading
 from mhgraph.errors import MhgraphError
+from mhgraph.rerank.models import CrossEncoderReranker
 from mhgraph.training.folds import FINAL_MODEL, KFold
 from mhgraph.training.kfold import Fold, train_fold_models
 from mhgraph.training.precision import default_device
@@ -49,6 +57,9 @@ class TrainingOptions:
     # CPUs without AVX-512 (dropping the top layers keeps most of a fine-tuned model's quality:
     # Sajjad et al., "On the effect of dropping layers of pre-trained transformer models", 2023)
     layers: int | None = None
+    # a k-fold folder (the same folds and seed) to distil from: its fold models' weights to start
+    # from and their logits to learn (None: the backbone and the gold labels)
+    teacher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,8 +107,41 @@ def kept_layers(backbone: str, layers: int | None) -> dict[str, int] | None:
     return {"num_hidden_layers": layers}
 
 
-def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, cache_dir: Path | None = None) -> float:
-    """Train one cross-encoder on `train`, save it to `out`; the seconds it took."""
+def teacher_folder(teacher: str | Path, kfold: KFold, final: bool, layers: int | None) -> Path:
+    """The k-fold folder `teacher`, checked: torch fold models on the same folds (and a final model
+    when one is to be distilled) with at least `layers` layers, else a one-line error."""
+    directory = Path(teacher)
+    taught, facts = KFold.load(directory)
+    if (taught.k, taught.seed) != (kfold.k, kfold.seed):
+        raise MhgraphError(f"teacher {directory}: {taught.k} folds, seed {taught.seed}; the model trained here has "
+                           f"{kfold.k}, seed {kfold.seed} (a fold's teacher must not have seen its questions)")
+    wanted = [directory / m for m in facts["models"]] + ([directory / FINAL_MODEL] if final else [])
+    for path in wanted:
+        if not (path / "config.json").is_file():
+            raise MhgraphError(f"teacher {path}: no torch cross-encoder there (config.json; an ONNX export "
+                               f"cannot be trained from)" + (" (or train with --no-final)" if path.name == FINAL_MODEL
+                                                             else ""))
+        kept_layers(str(path), layers)
+    return directory
+
+
+def taught(train: Sequence[Example], teacher: Path, max_length: int) -> list[Example]:
+    """`train` labelled with the logits of the cross-encoder in `teacher`, in float32."""
+    model = CrossEncoderReranker(str(teacher), max_length=max_length, precision="float32")
+    by_question: dict[str, list[int]] = {}
+    for i, e in enumerate(train):
+        by_question.setdefault(e.question, []).append(i)
+    labels = [0.0] * len(train)
+    for question, rows in by_question.items():
+        for i, score in zip(rows, model.score(question, [train[i].passage for i in rows]), strict=True):
+            labels[i] = score
+    return [Example(e.question, e.passage, label) for e, label in zip(train, labels, strict=True)]
+
+
+def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, cache_dir: Path | None = None,
+                start: Path | None = None) -> float:
+    """Train one cross-encoder on `train`, save it to `out`; the seconds it took. `start`: the
+    teacher model it is distilled from (its weights to start from; `train`'s labels are its logits)."""
     import torch
     from datasets import Dataset
     from sentence_transformers.cross_encoder import (
@@ -105,7 +149,7 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
         CrossEncoderTrainer,
         CrossEncoderTrainingArguments,
     )
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss, MSELoss
     from transformers import set_seed
 
     from mhgraph.embeddings.sentence import resolve_model
@@ -115,10 +159,10 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     started = time.perf_counter()
     set_seed(options.seed)
     device = default_device()
-    backbone = resolve_model(options.backbone)
+    backbone = str(start) if start is not None else resolve_model(options.backbone)
     with quiet_loading():
         model = CrossEncoder(backbone, num_labels=1, max_length=options.max_length, device=device,
-                             config_kwargs=kept_layers(options.backbone, options.layers))
+                             config_kwargs=kept_layers(backbone, options.layers))
     positives = sum(e.label for e in train)
     dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
                                  "label": [e.label for e in train]})
@@ -127,7 +171,8 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
         per_device_train_batch_size=options.batch_size, learning_rate=options.learning_rate, warmup_steps=0.1,
         save_strategy="no", logging_steps=50, report_to="none", seed=options.seed, dataloader_num_workers=0,
         disable_tqdm=False, bf16=options.bf16, use_cpu=device == "cpu")
-    loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(train) - positives) / max(positives, 1.0)))
+    loss = (MSELoss(model) if start is not None else
+            BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(train) - positives) / max(positives, 1.0))))
     CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss).train()
     model.save_pretrained(str(out))
     return time.perf_counter() - started
@@ -139,19 +184,27 @@ def train_reranker(questions: Sequence[Any], gold: dict[str, list[str]], candida
     """One model per fold (trained on the other folds) and, with options.final, one on all; folds.json
     records the split, the options, the example counts and the seconds per model."""
     kfold = KFold(options.folds, options.seed)
+    teacher = (teacher_folder(options.teacher, kfold, options.final or options.only_final, options.layers)
+               if options.teacher else None)
+
+    def trained(train: list[Example], fold: Fold) -> float:
+        if teacher is None:
+            return train_model(train, options, fold.directory)
+        start = teacher / fold.name
+        return train_model(taught(train, start, options.max_length), options, fold.directory, start=start)
 
     def fold_model(fold: Fold) -> dict[str, Any]:
         train = examples(fold.training, gold, candidates, texts, options.negatives)
         log(f"fold {fold.index + 1}/{options.folds}: {len(fold.training)} training questions ({len(train)} pairs), "
             f"{len(fold.held_out)} held out")
-        seconds = train_model(train, options, fold.directory)
+        seconds = trained(train, fold)
         log(f"fold {fold.index + 1}/{options.folds}: trained in {seconds:.0f} s")
         return {"training_questions": len(fold.training), "held_out": len(fold.held_out), "pairs": len(train),
                 "positives": int(sum(e.label for e in train)), "seconds": round(seconds, 1)}
 
     def final_model(fold: Fold) -> dict[str, Any]:
         train = examples(fold.training, gold, candidates, texts, options.negatives)
-        seconds = train_model(train, options, fold.directory)
+        seconds = trained(train, fold)
         log(f"final model on all {len(fold.training)} questions: trained in {seconds:.0f} s")
         # the final model's questions, as keys: an export carries them, so that an evaluation can
         # tell when this model scores questions it saw

@@ -13,7 +13,8 @@
 # On a CPU without AVX-512 (no avx512f in /proc/cpuinfo) nothing needs holding: each record is measured as
 # the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with more that only such a CPU can give, ONNX
 # Runtime having no switch: kfold-onnx-20, the int8 ONNX export the in-domain preset names (pairs cut to
-# 128, 96, 80 and 64 tokens, each passage read from its start and focused: --rerank-focus; kfold-onnx-10
+# 128, 96 and 64 tokens; kfold-onnx-focus-20 at 128 and 80, each passage read from its start and
+# focused: --rerank-focus; kfold-onnx-10
 # 128-token pairs on 10 candidates), kfold-distilled-onnx-20 its student of 3 layers (compose_setup's
 # distilled_reranker; trained here when missing, about 45 min), and
 # packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
@@ -29,7 +30,7 @@ if grep -qw avx512f /proc/cpuinfo; then
   ISA=native,avx2 PREFIX=rerank-avx2
 else
   ISA=native PREFIX=rerank-avx2-cpu
-  RECORDS+=(kfold-onnx-20 kfold-onnx-10 kfold-distilled-onnx-20 packaged-20)
+  RECORDS+=(kfold-onnx-20 kfold-onnx-focus-20 kfold-onnx-10 kfold-distilled-onnx-20 packaged-20)
 fi
 if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
   echo "error: ONLY=$ONLY: not a record of this script (${RECORDS[*]})" >&2; exit 1
@@ -37,8 +38,8 @@ fi
 # wanted RECORD: a record of this CPU's list, and the one ONLY names when set
 wanted() { [[ " ${RECORDS[*]} " == *" $1 "* ]] && { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }; }
 RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
-if { wanted kfold-20 || wanted kfold-int8-20 || wanted kfold-onnx-20 || wanted kfold-onnx-10 ||
-  wanted kfold-distilled-onnx-20; } &&
+if { wanted kfold-20 || wanted kfold-int8-20 || wanted kfold-onnx-20 || wanted kfold-onnx-focus-20 ||
+  wanted kfold-onnx-10 || wanted kfold-distilled-onnx-20; } &&
   [ ! -f "$RERANKER/folds.json" ]; then
   echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1
 fi
@@ -56,9 +57,11 @@ wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --to
 wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
   --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20-$NAME"
 # the ONNX export, made from the folds checked above when missing (they exist, so nothing is trained)
-if wanted kfold-onnx-20 || wanted kfold-onnx-10; then trained_in_domain_reranker; fi
-wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,80,64 \
-  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
+if wanted kfold-onnx-20 || wanted kfold-onnx-focus-20 || wanted kfold-onnx-10; then trained_in_domain_reranker; fi
+wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 \
+  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
+wanted kfold-onnx-focus-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,80 \
+  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-focus-20-$NAME"
 wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
   --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10-$NAME"
 # the cross-encoder distilled to 3 layers (compose_setup's distilled_reranker), made when missing

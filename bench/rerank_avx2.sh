@@ -13,10 +13,10 @@
 # On a CPU without AVX-512 (no avx512f in /proc/cpuinfo) nothing needs holding: each record is measured as
 # the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with more that only such a CPU can give, ONNX
 # Runtime having no switch: kfold-onnx-20, the int8 ONNX export the in-domain preset names (pairs cut to
-# 128, 96 and 64 tokens; kfold-onnx-focus-20 at 128 and 80, each passage read from its start and
-# focused: --rerank-focus; kfold-onnx-10
-# 128-token pairs on 10 candidates), kfold-distilled-onnx-20 its student of 3 layers (compose_setup's
-# distilled_reranker; trained here when missing, about 45 min), and
+# 128, 96 and 64 tokens), kfold-onnx-focus-20 (the same at 128 and 80, each passage read from its start
+# and focused: --rerank-focus), kfold-onnx-10 (128-token pairs on 10 candidates),
+# kfold-distilled-onnx-20 (its student of 3 layers: compose_setup's distilled_reranker, trained here
+# when missing, about 45 min), and
 # packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).

@@ -162,7 +162,8 @@ def train_model(train: Sequence[Example], options: TrainingOptions, out: Path, c
     backbone = str(start) if start is not None else resolve_model(options.backbone)
     with quiet_loading():
         model = CrossEncoder(backbone, num_labels=1, max_length=options.max_length, device=device,
-                             config_kwargs=kept_layers(backbone, options.layers))
+                             config_kwargs=kept_layers(str(start) if start is not None else options.backbone,
+                                                       options.layers))
     positives = sum(e.label for e in train)
     dataset = Dataset.from_dict({"query": [e.question for e in train], "passage": [e.passage for e in train],
                                  "label": [e.label for e in train]})

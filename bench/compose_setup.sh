@@ -15,9 +15,11 @@ OFF=(--llm-backend none -k 10)
 # the sentence reranker's model, and the cache folder bench/sentence_store.sh prepares its sentences in
 MODEL=all-MiniLM-L6-v2
 SENTENCE_CACHE=${OUT:-runs}/bench-compose-stored/cache
+# the in-domain record's k-fold cross-encoder, where RERANKER names none
+IN_DOMAIN_RERANKER=models/reranker-$NAME-kfold-128
 
 in_domain_reranker() {
-  RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+  RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}
   [ -d "$RERANKER-onnx" ] || {
     echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2
     exit 1
@@ -32,7 +34,7 @@ RANKS=(--compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 12
 # cross-encoder (3-fold by question, 4 near misses, 128-token pairs; about 25 min on 2 cores) and its
 # ONNX export (RERANKER-onnx), each made once
 trained_in_domain_reranker() {
-  RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+  RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}
   [ -f "$RERANKER/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER" \
     --folds 3 --negatives 4 --max-length 128 --no-final
   [ -d "$RERANKER-onnx" ] || mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128

@@ -10,7 +10,8 @@
 #      sentences as bench/treehop_in_domain.sh leaves them, made here when missing)
 #   bash bench/rerank_weights.sh [NAME]    (RESUME=1 keeps a finished run; OUT default runs)
 # CANDIDATES and EXPANDED (default 50 and 20) set the deep run's pool; another pool is recorded as
-# compose-weights-CANDIDATES-EXPANDED-NAME, beside the record of the preset's
+# compose-weights-CANDIDATES-EXPANDED-NAME, beside the record of the preset's; RERANKER another k-fold
+# cross-encoder (exported beside it as RERANKER-onnx), recorded as compose-weights[-POOL]-FOLDER-NAME
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, in_domain_reranker, record_in, prepared_sentences
@@ -20,7 +21,11 @@ BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
   --out "$BY_QUESTION" --no-final --no-progress
 CANDIDATES=${CANDIDATES:-50} EXPANDED=${EXPANDED:-20}
 pool=$CANDIDATES-$EXPANDED
-if [ "$pool" = 50-20 ]; then record_in weights; else record_in "weights-$pool"; fi
+# the record's name and command: the pool, and the cross-encoder when it is not the in-domain record's
+kind=weights setting="CANDIDATES=$CANDIDATES EXPANDED=$EXPANDED"
+[ "$pool" = 50-20 ] || kind+="-$pool"
+[ "$RERANKER" = "$IN_DOMAIN_RERANKER" ] || { kind+="-$(basename "$RERANKER")"; setting="RERANKER=$RERANKER $setting"; }
+record_in "$kind"
 prepared_sentences
 SEARCH="filter=rules:drop-words share=source candidates=hybrid:200"
 ids=()
@@ -29,6 +34,6 @@ run "d1-treehop-$pool-scored" --method compose \
   --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k "$CANDIDATES" --compose-expand-k "$EXPANDED" \
   --rerank-tokens 128 --compose-rerank-weight 0.6 "${OFF[@]}"
 python bench/compose_weights.py "${ids[0]}" --name "$NAME" --questions "$QUESTIONS" \
-  --command "CANDIDATES=$CANDIDATES EXPANDED=$EXPANDED bash $0 $NAME" --json "$record.json" > "$record.md.new"
+  --command "$setting bash $0 $NAME" --json "$record.json" > "$record.md.new"
 mv "$record.md.new" "$record.md"
 echo "written $record.md and .json"

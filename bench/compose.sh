@@ -9,17 +9,12 @@
 # Writes bench/results/compose-NAME.md and .json; per-run summaries in bench/results/compose-NAME/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NAME=${1:-multihop-rag}
-QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
+source bench/compose_setup.sh   # NAME, QUESTIONS, EVAL_CORPUS, OFF, run, IN_DOMAIN_RERANKER, NEGATIVES
 RUNS=${OUT:-runs/bench-compose}
-EVAL_CORPUS=$NAME
 SUMMARIES=bench/results/compose-$NAME
 mkdir -p "$RUNS" "$SUMMARIES"
-[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
 ids=()
-source bench/eval_runs.sh
 pick() { if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" ${1%%-*} "* ]]; then run "$@"; fi; }
-OFF=(--llm-backend none -k 10)
 # ppr as this record's runs had it (HippoRAG 2's dense weight, no metadata seeds: its defaults before
 # they were chosen in bench/ppr.sh), so that a rerun repeats the record
 PPR_AS_RECORDED=(--ppr-metadata-weight 0 --ppr-passage-weight 0.05)
@@ -53,13 +48,14 @@ fi
 # in-domain reranking: a cross-encoder (all-MiniLM-L6-v2) trained here 3-fold by question on 128-token
 # pairs, exported to int8 ONNX, scoring 128-token pairs (bench/results/rerank-cost-NAME.md: its cost per
 # question); each question reranked by the fold model that never saw it. TRAIN_RERANKER=1 trains it
-# when missing (about 30 minutes on 2 cores)
-RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+# when missing (about 30 minutes on 2 cores), on NEGATIVES near misses a question (compose_setup.sh's,
+# default 8; this record's runs had 4)
+RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}
 RERANK_TOKENS=${RERANK_TOKENS:-128}
 # its scores fused with the pipeline's (each standardised) at this weight; p7 takes its order alone
 RERANK_WEIGHT=${RERANK_WEIGHT:-0.5}
 if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then
-  mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$QUESTIONS" --out "$RERANKER" --folds 3 --negatives 4 \
+  mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$QUESTIONS" --out "$RERANKER" --folds 3 --negatives "$NEGATIVES" \
     --max-length "$RERANK_TOKENS" --no-final
   mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length "$RERANK_TOKENS"
 fi

@@ -51,18 +51,14 @@ NAME=${1:-multihop-rag}
 [ $# -gt 0 ] && shift
 KINDS=("$@")
 [ ${#KINDS[@]} -gt 0 ] || KINDS=(fusion diversify balance sources)
-QUESTIONS=${QUESTIONS:-../shared/data/multihop-rag/MultiHopRAG.json}
-EVAL_CORPUS=$NAME
-[ -f "$QUESTIONS" ] || { echo "error: $QUESTIONS: file not found" >&2; exit 1; }
-source bench/eval_runs.sh
-OFF=(--llm-backend none -k 10)
+source bench/compose_setup.sh "$NAME"   # QUESTIONS, EVAL_CORPUS, OFF, run, trained_in_domain_reranker
 # ppr as the fusion record's runs had it (HippoRAG 2's dense weight, no metadata seeds: its defaults
 # before they were chosen in bench/ppr.sh), so that a rerun repeats the record
 PPR_AS_RECORDED=(--ppr-metadata-weight 0 --ppr-passage-weight 0.05)
 BASE="filter=rules candidates=hybrid"
 # the in-domain parts, as bench/compose.sh makes and names them
 TREEHOP=${TREEHOP:-models/treehop-$NAME-pair-disjoint}
-RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}   # trained on NEGATIVES near misses a question (these records' runs had 4)
 GEN_RERANKER=${GEN_RERANKER:-models/reranker-$NAME-generated-describe-128}   # as bench/generate_trained.sh names it
 IN_DOMAIN=(--treehop-model "$TREEHOP" --hops 2 --rerank-tokens 128 --compose-rerank-weight 0.5)
 
@@ -96,11 +92,7 @@ for kind in "${KINDS[@]}"; do
         "${OFF[@]}" ;;
     in-domain)
       [ -d "$TREEHOP" ] || { echo "error: $TREEHOP is missing (bash bench/generate.sh $NAME kfold trains it)" >&2; exit 1; }
-      if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then
-        mhgraph reranker train --corpus "$EVAL_CORPUS" --questions "$QUESTIONS" --out "$RERANKER" --folds 3 \
-          --negatives 4 --max-length 128 --no-final
-        mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
-      fi
+      if [ ! -d "$RERANKER-onnx" ] && [ "${TRAIN_RERANKER:-0}" = 1 ]; then trained_in_domain_reranker; fi
       [ -d "$RERANKER-onnx" ] || { echo "error: $RERANKER-onnx is missing (TRAIN_RERANKER=1 trains it)" >&2; exit 1; }
       run s1-filter-hybrid-share-source --method compose --stages "$BASE share=source" "${OFF[@]}"
       run i1-filter-hybrid-rerank --method compose --stages "$BASE rerank=kfold:$RERANKER-onnx" \

@@ -1,8 +1,10 @@
-# Sourced by the compose records' scripts (sentence_store.sh, rerank_combined.sh,
-# treehop_in_domain.sh, rerank_avx2.sh) once in the checkout: NAME (the script's first argument, default
+# Sourced by the compose records' scripts (compose.sh, compose_options.sh, sentence_store.sh,
+# rerank_combined.sh, treehop_in_domain.sh, rerank_weights.sh, in_domain_preset.sh, rerank_avx2.sh, ...)
+# once in the checkout: NAME (the script's first argument, default
 # multihop-rag), QUESTIONS (default the development split; checked), EVAL_CORPUS, OFF (every stage
 # offline, K = 10), MODEL and SENTENCE_CACHE (the sentence reranker's) and eval_runs.sh's run; in_domain_reranker sets RERANKER, the in-domain record's
-# k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export;
+# k-fold cross-encoder (default models/reranker-NAME-kfold-128), and checks its ONNX export and that it
+# was trained on NEGATIVES near misses a question (default 8);
 # trained_in_domain_reranker makes both; distilled_reranker its 3-layer student; train_treehop trains
 # TreeHop k-fold once; RANKS holds the
 # in-domain preset's fusion options.
@@ -15,15 +17,19 @@ OFF=(--llm-backend none -k 10)
 # the sentence reranker's model, and the cache folder bench/sentence_store.sh prepares its sentences in
 MODEL=all-MiniLM-L6-v2
 SENTENCE_CACHE=${OUT:-runs}/bench-compose-stored/cache
-# the in-domain record's k-fold cross-encoder, where RERANKER names none
+# the in-domain record's k-fold cross-encoder, where RERANKER names none, and the near misses a question
+# it is trained on (8: compose-weights-reranker-NAME-kfold-128-neg8-NAME.md; the records before
+# 2026-12-02 used 4, NEGATIVES=4 repeats them)
 IN_DOMAIN_RERANKER=models/reranker-$NAME-kfold-128
+NEGATIVES=${NEGATIVES:-8}
 
 in_domain_reranker() {
   RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}
   [ -d "$RERANKER-onnx" ] || {
-    echo "error: $RERANKER-onnx: not found (bench/compose_options.sh's in-domain record trains and exports it)" >&2
+    echo "error: $RERANKER-onnx: not found (bash bench/in_domain_preset.sh trains and exports it)" >&2
     exit 1
   }
+  [ ! -f "$RERANKER/folds.json" ] || trained_on_negatives "$RERANKER"
 }
 
 # the in-domain preset's fusion (the options it sets beside its line): the rerankers' rankings fused
@@ -31,24 +37,39 @@ in_domain_reranker() {
 RANKS=(--compose-rerank-fusion ranks --compose-rerank-rrf-k 5 --rerank-tokens 128 --compose-rerank-weight 0.5 "${OFF[@]}")
 
 # trained_in_domain_reranker: RERANKER (default models/reranker-NAME-kfold-128), the in-domain record's
-# cross-encoder (3-fold by question, 4 near misses, 128-token pairs; about 25 min on 2 cores) and its
-# ONNX export (RERANKER-onnx), each made once
+# cross-encoder (3-fold by question, NEGATIVES near misses, 128-token pairs; about 25 min on 2 AVX-512
+# cores) and its ONNX export (RERANKER-onnx), each made once; a folder trained on other near misses is refused
 trained_in_domain_reranker() {
   RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}
   [ -f "$RERANKER/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER" \
-    --folds 3 --negatives 4 --max-length 128 --no-final
+    --folds 3 --negatives "$NEGATIVES" --max-length 128 --no-final
+  trained_on_negatives "$RERANKER"
   [ -d "$RERANKER-onnx" ] || mhgraph reranker export "$RERANKER" --out "$RERANKER-onnx" --max-length 128
+}
+
+# trained_on_negatives FOLDER: fails, naming FOLDER, unless its folds.json says it was trained on NEGATIVES
+# near misses a question (a folder left by an earlier record would otherwise stand in for this one)
+trained_on_negatives() {
+  python - "$1/folds.json" "$NEGATIVES" <<'PY'
+import json, sys
+trained = json.load(open(sys.argv[1]))["options"]["negatives"]
+if trained != int(sys.argv[2]):
+    sys.exit(f"error: {sys.argv[1]}: trained on {trained} near misses a question, not NEGATIVES={sys.argv[2]} "
+             "(remove the folder, or set RERANKER to another)")
+PY
 }
 
 # distilled_reranker: DISTILLED (default RERANKER-distilled-3-layers), the in-domain cross-encoder
 # distilled to its first 3 layers (reranker train --teacher: each fold from the teacher's fold,
 # learning its logits; 3-fold as the teacher, about 45 min on 2 AVX2 cores) and its ONNX export
-# (DISTILLED-onnx), each made once; trained_in_domain_reranker first
+# (DISTILLED-onnx), each made once, on DISTILL_NEGATIVES near misses a question (default 4, as its
+# record's); trained_in_domain_reranker first
 distilled_reranker() {
   trained_in_domain_reranker
+  DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-4}
   DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers}
   [ -f "$DISTILLED/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$DISTILLED" \
-    --teacher "$RERANKER" --layers 3 --folds 3 --negatives 4 --max-length 128 --no-final
+    --teacher "$RERANKER" --layers 3 --folds 3 --negatives "$DISTILL_NEGATIVES" --max-length 128 --no-final
   [ -d "$DISTILLED-onnx" ] || mhgraph reranker export "$DISTILLED" --out "$DISTILLED-onnx" --max-length 128
 }
 

@@ -37,11 +37,11 @@ if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
 fi
 # wanted RECORD: a record of this CPU's list, and the one ONLY names when set
 wanted() { [[ " ${RECORDS[*]} " == *" $1 "* ]] && { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }; }
-RERANKER=${RERANKER:-models/reranker-$NAME-kfold-128}
+RERANKER=${RERANKER:-$IN_DOMAIN_RERANKER}
 if { wanted kfold-20 || wanted kfold-int8-20 || wanted kfold-onnx-20 || wanted kfold-onnx-focus-20 ||
   wanted kfold-onnx-10 || wanted kfold-distilled-onnx-20; } &&
   [ ! -f "$RERANKER/folds.json" ]; then
-  echo "error: $RERANKER: not found (bench/compose_options.sh's in-domain record trains it)" >&2; exit 1
+  echo "error: $RERANKER: not found (bash bench/in_domain_preset.sh trains it)" >&2; exit 1
 fi
 if wanted sentences-20 || wanted sentences-50; then
   MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress

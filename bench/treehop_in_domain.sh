@@ -30,7 +30,7 @@ train_treehop "$PAIR_DISJOINT" --pair-disjoint
 # the cross-encoder 5-fold by question, as the in-domain record's 3-fold one is trained otherwise
 RERANKER5=${RERANKER5:-models/reranker-$NAME-kfold5-128}
 [ -f "$RERANKER5/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$RERANKER5" \
-  --folds 5 --negatives 4 --max-length 128 --no-final
+  --folds 5 --negatives "$NEGATIVES" --max-length 128 --no-final
 [ -d "$RERANKER5-onnx" ] || mhgraph reranker export "$RERANKER5" --out "$RERANKER5-onnx" --max-length 128
 record_in treehop
 prepared_sentences
@@ -66,7 +66,7 @@ run t7-treehop-30-ranks-ce-5-fold --method compose --stages "$SEARCH expand=tree
 if [ "${SMALL_RERANKER:-1}" = 1 ]; then
   SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
   [ -f "$SMALL/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$SMALL" \
-    --layers 3 --folds 3 --negatives 4 --max-length 128 --no-final
+    --layers 3 --folds 3 --negatives "$NEGATIVES" --max-length 128 --no-final
   [ -d "$SMALL-onnx" ] || mhgraph reranker export "$SMALL" --out "$SMALL-onnx" --max-length 128
   run t6-treehop-ranks-ce-3-layers --method compose --stages "$SEARCH expand=treehop rerank=kfold:$SMALL-onnx+sentences:$MODEL:70" \
     --treehop-model "$BY_QUESTION" --hops 2 --compose-candidate-k 50 --compose-expand-k 20 "${RANKS[@]}"

@@ -63,8 +63,9 @@ DEFAULT_STAGES = "candidates=hybrid expand=ppr fuse=rrf"
 # training-free-fast, the same search without its reranker, the best of those without one
 # (compose-stored-multihop-rag.md: p50 76 ms against 102 prepared; unprepared, over 30
 # candidates, 159, where the reranker meets chunks it has not scored yet); in-domain among the in-domain ones: the
-# cross-encoder trained on the corpus's own questions ('mhgraph reranker train', then 'mhgraph
-# reranker export models/reranker --out models/reranker-onnx --rerank-weight 0.5'), k-fold,
+# cross-encoder trained on the corpus's own questions ('mhgraph reranker train --negatives 8
+# --max-length 128', then 'mhgraph reranker export models/reranker --out models/reranker-onnx
+# --max-length 128'; compose-weights-reranker-multihop-rag-kfold-128-neg8-multihop-rag.md), k-fold,
 # combined with the sentence reranker (compose-combined-multihop-rag.md), TreeHop trained there
 # too as the expansion ('mhgraph treehop train', named by --treehop-model;
 # compose-treehop-multihop-rag.md), the rerankers scoring every fused chunk (50 candidates and

@@ -59,17 +59,25 @@ if trained != int(sys.argv[2]):
 PY
 }
 
-# distilled_reranker: DISTILLED (default RERANKER-distilled-3-layers), the in-domain cross-encoder
+# distilled_reranker: DISTILLED (default RERANKER-distilled-3-layers, -negN-epochsE after it for other
+# settings), the in-domain cross-encoder
 # distilled to its first 3 layers (reranker train --teacher: each fold from the teacher's fold,
 # learning its logits; 3-fold as the teacher, about 45 min on 2 AVX2 cores) and its ONNX export
-# (DISTILLED-onnx), each made once, on DISTILL_NEGATIVES near misses a question (default 4, as its
-# record's); trained_in_domain_reranker first
+# (DISTILLED-onnx), each made once, on DISTILL_NEGATIVES near misses a question for DISTILL_EPOCHS
+# epochs (defaults 4 and 1, as its first record's); trained_in_domain_reranker first
 distilled_reranker() {
   trained_in_domain_reranker
   DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-4}
-  DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers}
+  DISTILL_EPOCHS=${DISTILL_EPOCHS:-1}
+  # the first record's folder keeps its name; other settings name theirs, so neither stands in for the other
+  if [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 4/1 ]; then
+    DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers}
+  else
+    DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS}
+  fi
   [ -f "$DISTILLED/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$DISTILLED" \
-    --teacher "$RERANKER" --layers 3 --folds 3 --negatives "$DISTILL_NEGATIVES" --max-length 128 --no-final
+    --teacher "$RERANKER" --layers 3 --folds 3 --negatives "$DISTILL_NEGATIVES" --epochs "$DISTILL_EPOCHS" \
+    --max-length 128 --no-final
   [ -d "$DISTILLED-onnx" ] || mhgraph reranker export "$DISTILLED" --out "$DISTILLED-onnx" --max-length 128
 }
 

@@ -8,25 +8,35 @@
 #   -> bench/results/compose-in-domain-preset-NAME.md and .json (about 75 min on 2 AVX-512 cores from
 #      nothing: the cross-encoder's training and export, 25, TreeHop's, 8, the sentences, 7, the runs 35)
 #   bash bench/in_domain_preset.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
+# STUDENT=1: the cross-encoder's 3-layer student in its place (compose_setup's distilled_reranker, on
+# DISTILL_NEGATIVES near misses for DISTILL_EPOCHS epochs, default 16 and 1: bench/rerank_distill.sh's),
+#   -> bench/results/compose-in-domain-preset-student-NAME.md and .json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, OFF, run, trained_in_domain_reranker, train_treehop, record_in, prepared_sentences
 trained_in_domain_reranker
+KIND=in-domain-preset SHIPS=$RERANKER-onnx COMMAND="NEGATIVES=$NEGATIVES bash $0 $NAME"
+if [ -n "${STUDENT:-}" ]; then
+  DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-16} DISTILL_EPOCHS=${DISTILL_EPOCHS:-1}
+  distilled_reranker
+  KIND=in-domain-preset-student SHIPS=$DISTILLED-onnx
+  COMMAND="STUDENT=1 NEGATIVES=$NEGATIVES DISTILL_NEGATIVES=$DISTILL_NEGATIVES DISTILL_EPOCHS=$DISTILL_EPOCHS bash $0 $NAME"
+fi
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}
 train_treehop "$BY_QUESTION"
 # where the in-domain preset's line reads its cross-encoder (IN_DOMAIN_RERANKER in mhgraph/retrieval/compose.py)
 SHIPPED=models/reranker-onnx
-if [ -e "$SHIPPED" ] && [ "$(readlink -f "$SHIPPED")" != "$(readlink -f "$RERANKER-onnx")" ]; then
-  echo "error: $SHIPPED: holds another model than $RERANKER-onnx (move it away to run this record)" >&2
+if [ -e "$SHIPPED" ] && [ "$(readlink -f "$SHIPPED")" != "$(readlink -f "$SHIPS")" ]; then
+  echo "error: $SHIPPED: holds another model than $SHIPS (move it away to run this record)" >&2
   exit 1
 fi
-[ -e "$SHIPPED" ] || ln -s "$(readlink -f "$RERANKER-onnx")" "$SHIPPED"
-record_in in-domain-preset
+[ -e "$SHIPPED" ] || ln -s "$(readlink -f "$SHIPS")" "$SHIPPED"
+record_in "$KIND"
 prepared_sentences
 ids=()
 run s2-in-domain --method compose --stages in-domain --treehop-model "$BY_QUESTION" "${OFF[@]}"
 run s1-training-free --method compose --stages training-free "${OFF[@]}"
-python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "NEGATIVES=$NEGATIVES bash $0 $NAME" \
+python bench/compose_report.py --name "$NAME" --questions "$QUESTIONS" --command "$COMMAND" \
   --json "$record.json" --shippable s1-training-free "${ids[@]}" > "$record.md.new"
 mv "$record.md.new" "$record.md"
 echo "written $record.md and .json"

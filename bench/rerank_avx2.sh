@@ -16,7 +16,8 @@
 # 128, 96 and 64 tokens), kfold-onnx-focus-20 (the same at 128 and 80, each passage read from its start
 # and focused: --rerank-focus), kfold-onnx-10 (128-token pairs on 10 candidates),
 # kfold-distilled-onnx-20 (its student of 3 layers: compose_setup's distilled_reranker, trained here
-# when missing, about 45 min), and
+# when missing, about 45 min; with DISTILL_NEGATIVES or DISTILL_EPOCHS set otherwise,
+# kfold-distilled-negN-epochsE-onnx-20), and
 # packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
@@ -67,8 +68,12 @@ wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-
 # the cross-encoder distilled to 3 layers (compose_setup's distilled_reranker), made when missing
 if wanted kfold-distilled-onnx-20; then
   distilled_reranker
+  # a student of other settings (DISTILL_NEGATIVES, DISTILL_EPOCHS) names its record, as its folder
+  DISTILLED_RECORD=kfold-distilled-onnx-20
+  [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 4/1 ] ||
+    DISTILLED_RECORD=kfold-distilled-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS-onnx-20
   python bench/rerank_cost.py --reranker "kfold:$DISTILLED-onnx" --tokens 128 --weights 0.5 --candidates 20 \
-    "${common[@]}" --out "bench/results/$PREFIX-kfold-distilled-onnx-20-$NAME"
+    "${common[@]}" --out "bench/results/$PREFIX-$DISTILLED_RECORD-$NAME"
 fi
 wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
   --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"

@@ -69,12 +69,11 @@ distilled_reranker() {
   trained_in_domain_reranker
   DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-4}
   DISTILL_EPOCHS=${DISTILL_EPOCHS:-1}
-  # the first record's folder keeps its name; other settings name theirs, so neither stands in for the other
-  if [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 4/1 ]; then
-    DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers}
-  else
-    DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS}
-  fi
+  # DISTILLED_SETTINGS: empty for the first record's settings, else what names a student of others in its
+  # folder and its records, so that neither stands in for the other
+  DISTILLED_SETTINGS=
+  [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 4/1 ] || DISTILLED_SETTINGS=-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS
+  DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers$DISTILLED_SETTINGS}
   [ -f "$DISTILLED/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$DISTILLED" \
     --teacher "$RERANKER" --layers 3 --folds 3 --negatives "$DISTILL_NEGATIVES" --epochs "$DISTILL_EPOCHS" \
     --max-length 128 --no-final

@@ -17,7 +17,7 @@ source bench/compose_setup.sh   # NAME, QUESTIONS, OFF, run, trained_in_domain_r
 trained_in_domain_reranker
 KIND=in-domain-preset SHIPS=$RERANKER-onnx COMMAND="NEGATIVES=$NEGATIVES bash $0 $NAME"
 if [ -n "${STUDENT:-}" ]; then
-  DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-16} DISTILL_EPOCHS=${DISTILL_EPOCHS:-1}
+  DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-16}
   distilled_reranker
   KIND=in-domain-preset-student SHIPS=$DISTILLED-onnx
   COMMAND="STUDENT=1 NEGATIVES=$NEGATIVES DISTILL_NEGATIVES=$DISTILL_NEGATIVES DISTILL_EPOCHS=$DISTILL_EPOCHS bash $0 $NAME"

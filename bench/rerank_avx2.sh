@@ -68,12 +68,8 @@ wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-
 # the cross-encoder distilled to 3 layers (compose_setup's distilled_reranker), made when missing
 if wanted kfold-distilled-onnx-20; then
   distilled_reranker
-  # a student of other settings (DISTILL_NEGATIVES, DISTILL_EPOCHS) names its record, as its folder
-  DISTILLED_RECORD=kfold-distilled-onnx-20
-  [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 4/1 ] ||
-    DISTILLED_RECORD=kfold-distilled-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS-onnx-20
   python bench/rerank_cost.py --reranker "kfold:$DISTILLED-onnx" --tokens 128 --weights 0.5 --candidates 20 \
-    "${common[@]}" --out "bench/results/$PREFIX-$DISTILLED_RECORD-$NAME"
+    "${common[@]}" --out "bench/results/$PREFIX-kfold-distilled$DISTILLED_SETTINGS-onnx-20-$NAME"
 fi
 wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
   --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"

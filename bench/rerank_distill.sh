@@ -18,7 +18,6 @@ cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, NEGATIVES, trained_in_domain_reranker, distilled_reranker
 PER_TYPE=${PER_TYPE:-75}
 DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-16}
-DISTILL_EPOCHS=${DISTILL_EPOCHS:-1}
 distilled_reranker   # the teacher first, then its student (DISTILLED)
 common=(--tokens 128 --weights 0.5 --candidates 20 --corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE"
   --isa native)

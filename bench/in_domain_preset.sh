@@ -10,7 +10,8 @@
 #   bash bench/in_domain_preset.sh [NAME]    (RESUME=1 keeps finished runs; OUT default runs)
 # STUDENT=1: the cross-encoder's 3-layer student in its place (compose_setup's distilled_reranker, on
 # DISTILL_NEGATIVES near misses for DISTILL_EPOCHS epochs, default 16 and 1: bench/rerank_distill.sh's),
-#   -> bench/results/compose-in-domain-preset-student-NAME.md and .json
+#   -> bench/results/compose-in-domain-preset-student-NAME.md and .json (other settings:
+#      compose-in-domain-preset-student-negN-epochsE-NAME, so that neither overwrites the other)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, OFF, run, trained_in_domain_reranker, train_treehop, record_in, prepared_sentences
@@ -20,6 +21,7 @@ if [ -n "${STUDENT:-}" ]; then
   DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-16}
   distilled_reranker
   KIND=in-domain-preset-student SHIPS=$DISTILLED-onnx
+  [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 16/1 ] || KIND+=-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS
   COMMAND="STUDENT=1 NEGATIVES=$NEGATIVES DISTILL_NEGATIVES=$DISTILL_NEGATIVES DISTILL_EPOCHS=$DISTILL_EPOCHS bash $0 $NAME"
 fi
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}

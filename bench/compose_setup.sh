@@ -69,10 +69,12 @@ distilled_reranker() {
   trained_in_domain_reranker
   DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-4}
   DISTILL_EPOCHS=${DISTILL_EPOCHS:-1}
-  # DISTILLED_SETTINGS: empty for the first record's settings, else what names a student of others in its
-  # folder and its records, so that neither stands in for the other
+  # DISTILLED_TAG: the student's settings, as its records name them; DISTILLED_SETTINGS: the same, empty for
+  # the first record's settings (4/1), as its folder and rerank_avx2.sh's record take it, so that neither
+  # stands in for the other
+  DISTILLED_TAG=-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS
   DISTILLED_SETTINGS=
-  [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 4/1 ] || DISTILLED_SETTINGS=-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS
+  [ "$DISTILLED_TAG" = -neg4-epochs1 ] || DISTILLED_SETTINGS=$DISTILLED_TAG
   DISTILLED=${DISTILLED:-$RERANKER-distilled-3-layers$DISTILLED_SETTINGS}
   [ -f "$DISTILLED/folds.json" ] || mhgraph reranker train --corpus "$NAME" --questions "$QUESTIONS" --out "$DISTILLED" \
     --teacher "$RERANKER" --layers 3 --folds 3 --negatives "$DISTILL_NEGATIVES" --epochs "$DISTILL_EPOCHS" \

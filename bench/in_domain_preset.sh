@@ -21,7 +21,7 @@ if [ -n "${STUDENT:-}" ]; then
   DISTILL_NEGATIVES=${DISTILL_NEGATIVES:-16}
   distilled_reranker
   KIND=in-domain-preset-student SHIPS=$DISTILLED-onnx
-  [ "$DISTILL_NEGATIVES/$DISTILL_EPOCHS" = 16/1 ] || KIND+=-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS
+  [ "$DISTILLED_TAG" = -neg16-epochs1 ] || KIND+=$DISTILLED_TAG   # the first student record's settings: no tag
   COMMAND="STUDENT=1 NEGATIVES=$NEGATIVES DISTILL_NEGATIVES=$DISTILL_NEGATIVES DISTILL_EPOCHS=$DISTILL_EPOCHS bash $0 $NAME"
 fi
 BY_QUESTION=${BY_QUESTION:-models/treehop-$NAME-kfold}

@@ -24,4 +24,4 @@ common=(--tokens 128 --weights 0.5 --candidates 20 --corpus "$NAME" --questions 
 python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" "${common[@]}" \
   --out "bench/results/rerank-distill-teacher-neg$NEGATIVES-$NAME"
 python bench/rerank_cost.py --reranker "kfold:$DISTILLED-onnx" "${common[@]}" \
-  --out "bench/results/rerank-distill-student-neg$DISTILL_NEGATIVES-epochs$DISTILL_EPOCHS-$NAME"
+  --out "bench/results/rerank-distill-student$DISTILLED_TAG-$NAME"

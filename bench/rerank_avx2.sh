@@ -5,14 +5,17 @@
 #   - the training-free preset's sentence reranker on its prepared sentences, 20 and 50 candidates;
 #   - the in-domain cross-encoder's torch folds at 128-token pairs, 20 candidates, in float32 (bfloat16
 #     natively) and with int8 weights (--precision int8: torch's dynamic quantization, FBGEMM held to
-#     AVX2 too); its int8 ONNX export, the one the preset names, runs on ONNX Runtime, which has no
-#     such switch.
+#     AVX2 too);
 #   - the same at half the layers (reranker train --layers 3; bench/treehop_in_domain.sh trains it), when there.
 #   -> bench/results/rerank-avx2-{sentences-20,sentences-50,kfold-20,kfold-int8-20,kfold-3-layers-20}-NAME.md
 #      and .json (about 12 min; ONLY=RECORD, e.g. ONLY=kfold-int8-20, runs that one alone)
+# The records of the ONNX exports below run on ONNX Runtime, which has no switch and picks its kernels
+# from CPUID: on an AVX-512 CPU they are held by answering CPUID without the wider extensions
+# (bench/cpuid_avx2.c, which needs the kernel's CPUID faulting: cpuid_fault in /proc/cpuinfo), into
+# rerank-avx2-RECORD-NAME, and left out where it has none.
 # On a CPU without AVX-512 (no avx512f in /proc/cpuinfo) nothing needs holding: each record is measured as
-# the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, with more that only such a CPU can give, ONNX
-# Runtime having no switch: kfold-onnx-20, the int8 ONNX export the in-domain preset names (pairs cut to
+# the CPU runs it, into rerank-avx2-cpu-RECORD-NAME, ONNX ones included: kfold-onnx-20, the int8 ONNX
+# export the in-domain preset names (pairs cut to
 # 128, 96 and 64 tokens), kfold-onnx-focus-20 (the same at 128 and 80, each passage read from its start
 # and focused: --rerank-focus), kfold-onnx-10 (128-token pairs on 10 candidates),
 # kfold-distilled-onnx-20 (its student of 3 layers: compose_setup's distilled_reranker, trained here
@@ -27,11 +30,13 @@ cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, MODEL, SENTENCE_CACHE
 PER_TYPE=${PER_TYPE:-75}
 RECORDS=(sentences-20 sentences-50 kfold-20 kfold-int8-20 kfold-3-layers-20)
+ONNX_RECORDS=(kfold-onnx-20 kfold-onnx-focus-20 kfold-onnx-10 kfold-distilled-onnx-20 packaged-20)
 if grep -qw avx512f /proc/cpuinfo; then
   ISA=native,avx2 PREFIX=rerank-avx2
+  if grep -qw cpuid_fault /proc/cpuinfo; then RECORDS+=("${ONNX_RECORDS[@]}"); fi
 else
   ISA=native PREFIX=rerank-avx2-cpu
-  RECORDS+=(kfold-onnx-20 kfold-onnx-focus-20 kfold-onnx-10 kfold-distilled-onnx-20 packaged-20)
+  RECORDS+=("${ONNX_RECORDS[@]}")
 fi
 if [ -n "${ONLY:-}" ] && [[ ! " ${RECORDS[*]} " == *" $ONLY "* ]]; then
   echo "error: ONLY=$ONLY: not a record of this script (${RECORDS[*]})" >&2; exit 1

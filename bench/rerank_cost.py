@@ -4,11 +4,14 @@
         --tokens 512,256,128 --weights 1,0.5 --per-type 75 --out bench/results/rerank-cost-multihop-rag
 
 `--isa native,avx2` measures each cut twice: as this CPU runs it, and with the code paths held to
-AVX2 (ATen's kernels, oneDNN, MKL and numpy's OpenBLAS told by their environment variables), to
-estimate the cost on a CPU without AVX-512, AMX or bf16 from one that has them. Each runs in a
-process of its own, since the libraries read the variables as they load. Only torch (with FBGEMM,
-its int8 kernels) and numpy have such switches: ONNX Runtime picks its kernels from the CPU alone,
-so an ONNX reranker is measured natively only (a one-line error otherwise). `--precision`: the
+AVX2, to estimate the cost on a CPU without AVX-512, AMX or bf16 from one that has them. Held, the
+process sees a CPU without them: ATen's kernels, oneDNN, MKL and numpy's OpenBLAS are told by their
+environment variables, and ONNX Runtime, which has no such switch and picks its kernels from the
+CPUID instruction alone, gets CPUID answered with those extensions' bits cleared (bench/cpuid_avx2.c,
+built with the C compiler and loaded first; it needs the kernel's CPUID faulting, the `cpuid_fault`
+flag). Each runs in a process of its own, since the libraries read what they see as they load.
+Without CPUID faulting or a C compiler an ONNX reranker is measured natively only (a one-line error
+otherwise). `--precision`: the
 number format a torch cross-encoder scores in (auto: bfloat16 where this CPU runs it fast, float32
 held to AVX2; int8: its linear layers quantized dynamically, as `--rerank-precision int8` runs it;
 only for a reranker that has a torch cross-encoder). `--tokens none`: the passages whole, for a
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,16 +62,48 @@ HELD_TO = {
              "OPENBLAS_CORETYPE": "Haswell", "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2"},
 }
 SWITCHES = sorted({name for held in HELD_TO.values() for name in held})
+# what hides the wider extensions from CPUID itself, for the libraries that have no switch (ONNX Runtime)
+CPUID_HELD_SOURCE = Path(__file__).with_name("cpuid_avx2.c")
+CPUID_HELD_LIBRARY = "cpuid_avx2.so"
+
+
+def cpuid_held_library(folder: Path) -> tuple[Path | None, str]:
+    """bench/cpuid_avx2.c built into FOLDER, or None and why it cannot hold CPUID here."""
+    if "cpuid_fault" not in cpu_flags():
+        return None, "this CPU or kernel has no CPUID faulting (no cpuid_fault in /proc/cpuinfo)"
+    compiler = shutil.which(os.environ.get("CC", "cc"))
+    if compiler is None:
+        return None, "no C compiler (cc) to build bench/cpuid_avx2.c"
+    library = folder / CPUID_HELD_LIBRARY
+    built = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(CPUID_HELD_SOURCE)],
+                           capture_output=True, text=True, check=False)
+    if built.returncode != 0:
+        return None, f"bench/cpuid_avx2.c did not build: {built.stderr.strip().splitlines()[-1:]}"
+    return library, ""
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's flags as the kernel lists them (/proc/cpuinfo), not as CPUID answers a held process."""
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return set()
+    return set(flags.split(":", 1)[1].split())
 
 
 def vector_extensions() -> list[str]:
     """Which of the extensions int8 / bf16 inference speed depends on this CPU has."""
-    try:
-        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
-    except (OSError, StopIteration):
-        return []
-    present = set(flags.split(":", 1)[1].split())
+    present = cpu_flags()
     return [e for e in EXTENSIONS if e in present]
+
+
+def extensions_seen() -> list[str]:
+    """The wide extensions CPUID reports to this process, as numpy's start-up read it (held: none of them)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:   # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__
+    return sorted(name for name in ("AVX2", "AVX512F", "AVX512_CLX", "AVX512_SPR") if __cpu_features__.get(name))
 
 
 def code_paths() -> dict[str, object]:
@@ -75,6 +111,8 @@ def code_paths() -> dict[str, object]:
     import threadpoolctl
 
     out: dict[str, object] = {name: os.environ.get(name) for name in SWITCHES}
+    out["cpuid_held"] = CPUID_HELD_LIBRARY in os.environ.get("LD_PRELOAD", "")
+    out["cpuid_reports"] = extensions_seen()
     if (torch := sys.modules.get("torch")) is not None:
         out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     out["blas"] = sorted({f"{i['internal_api']} {i.get('architecture') or ''}".strip()
@@ -172,10 +210,10 @@ def measure_here(args: argparse.Namespace) -> dict:
             reranker = load_reranker(args.reranker, args.cache_dir, precision=args.precision, max_length=cut,
                                      focus=focus == "focused")
             reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
-            if held and "onnxruntime" in sys.modules:
+            if held and "onnxruntime" in sys.modules and not code_paths()["cpuid_held"]:
                 raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which "
-                                 "picks its kernels from the CPU alone and has no switch to hold them to fewer "
-                                 "extensions")
+                                 "picks its kernels from CPUID alone, and CPUID cannot be held here: "
+                                 f"{os.environ.get('MHGRAPH_CPUID_UNHELD', 'unknown why')}")
             names.append(reranker.name)
             label = "whole passages" if cut is None else f"{cut}-token pairs" + (", focused" if focus == "focused"
                                                                                  else "")
@@ -192,6 +230,12 @@ def measure_under(isa: str, argv: list[str]) -> dict:
     """measure_here in a process of its own, its switches set before any library loads."""
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES} | HELD_TO[isa]
     with tempfile.TemporaryDirectory() as folder:
+        if isa != "native":
+            library, why = cpuid_held_library(Path(folder))
+            if library is None:
+                env["MHGRAPH_CPUID_UNHELD"] = why
+            else:
+                env["LD_PRELOAD"] = " ".join(filter(None, [str(library), env.get("LD_PRELOAD")]))
         rows = Path(folder) / "rows.json"
         done = subprocess.run([sys.executable, __file__, *argv, "--measure-under", isa, "--rows-to", str(rows)],
                               env=env, check=False)
@@ -259,7 +303,10 @@ def main(argv: list[str] | None = None) -> int:
 def describe_paths(paths: dict) -> str:
     """One line: the switches set and what torch and the BLAS libraries report."""
     held = [f"{k}={v}" for k in SWITCHES if (v := paths.get(k))]
-    seen = [f"torch CPU capability {paths['torch_cpu_capability']}"] if paths.get("torch_cpu_capability") else []
+    held += ["CPUID held to AVX2 (bench/cpuid_avx2.c)"] if paths.get("cpuid_held") else []
+    seen = [f"CPUID reports {'/'.join(paths['cpuid_reports']) or 'none'} of AVX2/AVX512F/AVX512_CLX/AVX512_SPR"
+            ] if "cpuid_reports" in paths else []
+    seen += [f"torch CPU capability {paths['torch_cpu_capability']}"] if paths.get("torch_cpu_capability") else []
     seen += [f"BLAS {b}" for b in paths.get("blas", [])]
     seen += ["ONNX Runtime loaded"] if paths.get("onnxruntime") else []
     if paths.get("cross_encoder_precision") is not None:

@@ -29,6 +29,8 @@ SEEN = ("from numpy._core._multiarray_umath import __cpu_features__ as f; "
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cpuid") / "cpuid_avx2.so"
     subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", str(out), str(SOURCE)], check=True)
+    if (started := run("pass", out)).returncode == 97:   # the flag is there, but this kernel refuses the switch
+        pytest.skip(started.stderr.strip())
     return out
 
 

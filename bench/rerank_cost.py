@@ -202,6 +202,9 @@ def measure_here(args: argparse.Namespace) -> dict:
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
     # held to AVX2, auto scores in float32, as on a CPU without bf16 (resolved's fast_bf16 sees the switches)
     held = args.measure_under != "native"
+    if held and code_paths()["cpuid_held"] and "AVX512F" in extensions_seen():
+        raise SystemExit(f"error: --isa {args.measure_under}: bench/cpuid_avx2.c is loaded, yet CPUID still "
+                         "reports AVX512F to this process")
     names = []
     for cut in cuts:
         for focus in args.focus.split(","):

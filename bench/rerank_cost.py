@@ -75,7 +75,8 @@ def cpuid_held_library(folder: Path) -> tuple[Path | None, str]:
     if compiler is None:
         return None, "no C compiler (cc) to build bench/cpuid_avx2.c"
     library = folder / CPUID_HELD_LIBRARY
-    built = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(CPUID_HELD_SOURCE)],
+    built = subprocess.run([compiler, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", str(library),
+                            str(CPUID_HELD_SOURCE)],
                            capture_output=True, text=True, check=False)
     if built.returncode != 0:
         return None, f"bench/cpuid_avx2.c did not build: {built.stderr.strip().splitlines()[-1:]}"
@@ -106,12 +107,17 @@ def extensions_seen() -> list[str]:
     return sorted(name for name in ("AVX2", "AVX512F", "AVX512_CLX", "AVX512_SPR") if __cpu_features__.get(name))
 
 
+def cpuid_is_held() -> bool:
+    """Whether this process runs with bench/cpuid_avx2.c loaded (measure_under preloads it)."""
+    return CPUID_HELD_LIBRARY in os.environ.get("LD_PRELOAD", "")
+
+
 def code_paths() -> dict[str, object]:
     """The switches this process runs under and what the libraries loaded report of them."""
     import threadpoolctl
 
     out: dict[str, object] = {name: os.environ.get(name) for name in SWITCHES}
-    out["cpuid_held"] = CPUID_HELD_LIBRARY in os.environ.get("LD_PRELOAD", "")
+    out["cpuid_held"] = cpuid_is_held()
     out["cpuid_reports"] = extensions_seen()
     if (torch := sys.modules.get("torch")) is not None:
         out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
@@ -202,7 +208,7 @@ def measure_here(args: argparse.Namespace) -> dict:
         "gold_share_in_first_10": round(float(np.mean([share for _, share in in_search_order])), 4)}}
     # held to AVX2, auto scores in float32, as on a CPU without bf16 (resolved's fast_bf16 sees the switches)
     held = args.measure_under != "native"
-    if held and code_paths()["cpuid_held"] and "AVX512F" in extensions_seen():
+    if held and cpuid_is_held() and "AVX512F" in extensions_seen():
         raise SystemExit(f"error: --isa {args.measure_under}: bench/cpuid_avx2.c is loaded, yet CPUID still "
                          "reports AVX512F to this process")
     names = []
@@ -213,7 +219,7 @@ def measure_here(args: argparse.Namespace) -> dict:
             reranker = load_reranker(args.reranker, args.cache_dir, precision=args.precision, max_length=cut,
                                      focus=focus == "focused")
             reranker.score(scored[0].query, [c.text for c in candidates[scored[0].id]])   # loads its fold models
-            if held and "onnxruntime" in sys.modules and not code_paths()["cpuid_held"]:
+            if held and "onnxruntime" in sys.modules and not cpuid_is_held():
                 raise SystemExit(f"error: --isa {args.measure_under}: {args.reranker} runs on ONNX Runtime, which "
                                  "picks its kernels from CPUID alone, and CPUID cannot be held here: "
                                  f"{os.environ.get('MHGRAPH_CPUID_UNHELD', 'unknown why')}")

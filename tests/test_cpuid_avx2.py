@@ -2,23 +2,23 @@
 while AVX2 stays, and a fault of another kind still ends the process. (bench/rerank_cost.py --isa avx2 holds ONNX
 Runtime's kernels to AVX2 with it; the rerank-avx2-* records rest on this.)
 
-It needs the kernel's CPUID faulting and a CPU with AVX-512 to hide: elsewhere there is nothing to check."""
+It needs a C compiler, the kernel's CPUID faulting and a CPU with AVX-512 to hide: elsewhere there is nothing
+to check."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[1] / "bench" / "cpuid_avx2.c"
-FLAGS = set(next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("flags")), [])) if Path("/proc/cpuinfo").exists() else set()
-pytestmark = pytest.mark.skipif(
-    not {"cpuid_fault", "avx512f", "avx2"} <= FLAGS or shutil.which("cc") is None,
-    reason="needs a C compiler and a CPU with AVX-512 and the kernel's CPUID faulting (cpuid_fault)")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from rerank_cost import cpu_flags, cpuid_held_library  # noqa: E402  (bench/ is no package)
+
+FLAGS = cpu_flags()
+pytestmark = pytest.mark.skipif(not {"avx512f", "avx2"} <= FLAGS, reason="needs a CPU with AVX-512 to hide")
 
 # numpy reads CPUID as it starts; a child process of a held process must see the same
 SEEN = ("from numpy._core._multiarray_umath import __cpu_features__ as f; "
@@ -27,8 +27,10 @@ SEEN = ("from numpy._core._multiarray_umath import __cpu_features__ as f; "
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("cpuid") / "cpuid_avx2.so"
-    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", str(out), str(SOURCE)], check=True)
+    out, why = cpuid_held_library(tmp_path_factory.mktemp("cpuid"))   # as rerank_cost.py --isa avx2 builds it
+    if out is None:   # no CPUID faulting (cpuid_fault) or no C compiler; a source that does not build fails
+        assert "did not build" not in why, why
+        pytest.skip(why)
     if (started := run("pass", out)).returncode == 97:   # the flag is there, but this kernel refuses the switch
         pytest.skip(started.stderr.strip())
     return out

@@ -24,11 +24,14 @@
 # packaged-20, the cross-encoder the package carries (multihop-rag-minilm, 512- and 128-token pairs).
 # Reads the sentences bench/sentence_store.sh prepared (prepared here when missing, about 7 min) and
 # the in-domain record's k-fold cross-encoder (bench/compose_options.sh trains it).
+# TAG: put in each record's name before NAME (TAG=-amx: rerank-avx2-packaged-20-amx-NAME), so that a
+# second machine's records stand beside the first's rather than replace them.
 #   bash bench/rerank_avx2.sh [NAME]     (PER_TYPE default 75: the first N questions of each type)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/compose_setup.sh   # NAME, QUESTIONS, MODEL, SENTENCE_CACHE
 PER_TYPE=${PER_TYPE:-75}
+TAG=${TAG:-}
 RECORDS=(sentences-20 sentences-50 kfold-20 kfold-int8-20 kfold-3-layers-20)
 ONNX_RECORDS=(kfold-onnx-20 kfold-onnx-focus-20 kfold-onnx-10 kfold-distilled-onnx-20 packaged-20)
 if grep -qw avx512f /proc/cpuinfo; then
@@ -56,33 +59,33 @@ common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa "
 for k in 20 50; do
   wanted "sentences-$k" || continue
   python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$SENTENCE_CACHE" --tokens none --weights 0.7 \
-    --candidates "$k" "${common[@]}" --out "bench/results/$PREFIX-sentences-$k-$NAME"
+    --candidates "$k" "${common[@]}" --out "bench/results/$PREFIX-sentences-$k$TAG-$NAME"
 done
 wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 \
-  "${common[@]}" --out "bench/results/$PREFIX-kfold-20-$NAME"
+  "${common[@]}" --out "bench/results/$PREFIX-kfold-20$TAG-$NAME"
 wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
-  --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20-$NAME"
+  --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20$TAG-$NAME"
 # the ONNX export, made from the folds checked above when missing (they exist, so nothing is trained)
 if wanted kfold-onnx-20 || wanted kfold-onnx-focus-20 || wanted kfold-onnx-10; then trained_in_domain_reranker; fi
 wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 \
-  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20-$NAME"
+  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20$TAG-$NAME"
 wanted kfold-onnx-focus-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,80 \
-  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-focus-20-$NAME"
+  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-focus-20$TAG-$NAME"
 wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
-  --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10-$NAME"
+  --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10$TAG-$NAME"
 # the cross-encoder distilled to 3 layers (compose_setup's distilled_reranker), made when missing
 if wanted kfold-distilled-onnx-20; then
   distilled_reranker
   python bench/rerank_cost.py --reranker "kfold:$DISTILLED-onnx" --tokens 128 --weights 0.5 --candidates 20 \
-    "${common[@]}" --out "bench/results/$PREFIX-kfold-distilled$DISTILLED_SETTINGS-onnx-20-$NAME"
+    "${common[@]}" --out "bench/results/$PREFIX-kfold-distilled$DISTILLED_SETTINGS-onnx-20$TAG-$NAME"
 fi
 wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
-  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20-$NAME"
+  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20$TAG-$NAME"
 SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
 if wanted kfold-3-layers-20; then
   if [ -f "$SMALL/folds.json" ]; then
     python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
-      --out "bench/results/$PREFIX-kfold-3-layers-20-$NAME"
+      --out "bench/results/$PREFIX-kfold-3-layers-20$TAG-$NAME"
   else
     echo "skipping the 3-layer cross-encoder: $SMALL not found (bench/treehop_in_domain.sh trains it)" >&2
   fi

@@ -55,37 +55,39 @@ fi
 if wanted sentences-20 || wanted sentences-50; then
   MHGRAPH_CACHE_DIR=$SENTENCE_CACHE mhgraph reranker prepare "sentences:$MODEL" --corpus "$NAME" --no-progress
 fi
+# record_path RECORD: where RECORD's record is written (bench/results/PREFIX-RECORD[TAG]-NAME, .md and .json)
+record_path() { echo "bench/results/$PREFIX-$1$TAG-$NAME"; }
 common=(--corpus "$NAME" --questions "$QUESTIONS" --per-type "$PER_TYPE" --isa "$ISA")
 for k in 20 50; do
   wanted "sentences-$k" || continue
   python bench/rerank_cost.py --reranker "sentences:$MODEL" --cache-dir "$SENTENCE_CACHE" --tokens none --weights 0.7 \
-    --candidates "$k" "${common[@]}" --out "bench/results/$PREFIX-sentences-$k$TAG-$NAME"
+    --candidates "$k" "${common[@]}" --out "$(record_path sentences-$k)"
 done
 wanted kfold-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --tokens 128 --weights 0.5 --candidates 20 \
-  "${common[@]}" --out "bench/results/$PREFIX-kfold-20$TAG-$NAME"
+  "${common[@]}" --out "$(record_path kfold-20)"
 wanted kfold-int8-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER" --precision int8 --tokens 128 \
-  --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-int8-20$TAG-$NAME"
+  --weights 0.5 --candidates 20 "${common[@]}" --out "$(record_path kfold-int8-20)"
 # the ONNX export, made from the folds checked above when missing (they exist, so nothing is trained)
 if wanted kfold-onnx-20 || wanted kfold-onnx-focus-20 || wanted kfold-onnx-10; then trained_in_domain_reranker; fi
 wanted kfold-onnx-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,96,64 --weights 0.5 \
-  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-20$TAG-$NAME"
+  --candidates 20 "${common[@]}" --out "$(record_path kfold-onnx-20)"
 wanted kfold-onnx-focus-20 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128,80 \
-  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-focus-20$TAG-$NAME"
+  --focus plain,focused --weights 0.5 --candidates 20 "${common[@]}" --out "$(record_path kfold-onnx-focus-20)"
 wanted kfold-onnx-10 && python bench/rerank_cost.py --reranker "kfold:$RERANKER-onnx" --tokens 128 --weights 0.5 \
-  --candidates 10 "${common[@]}" --out "bench/results/$PREFIX-kfold-onnx-10$TAG-$NAME"
+  --candidates 10 "${common[@]}" --out "$(record_path kfold-onnx-10)"
 # the cross-encoder distilled to 3 layers (compose_setup's distilled_reranker), made when missing
 if wanted kfold-distilled-onnx-20; then
   distilled_reranker
   python bench/rerank_cost.py --reranker "kfold:$DISTILLED-onnx" --tokens 128 --weights 0.5 --candidates 20 \
-    "${common[@]}" --out "bench/results/$PREFIX-kfold-distilled$DISTILLED_SETTINGS-onnx-20$TAG-$NAME"
+    "${common[@]}" --out "$(record_path kfold-distilled$DISTILLED_SETTINGS-onnx-20)"
 fi
 wanted packaged-20 && python bench/rerank_cost.py --reranker multihop-rag-minilm --tokens 512,128 --weights 1,0.5 \
-  --candidates 20 "${common[@]}" --out "bench/results/$PREFIX-packaged-20$TAG-$NAME"
+  --candidates 20 "${common[@]}" --out "$(record_path packaged-20)"
 SMALL=${SMALL:-models/reranker-$NAME-kfold-128-3-layers}
 if wanted kfold-3-layers-20; then
   if [ -f "$SMALL/folds.json" ]; then
     python bench/rerank_cost.py --reranker "kfold:$SMALL" --tokens 128 --weights 0.5 --candidates 20 "${common[@]}" \
-      --out "bench/results/$PREFIX-kfold-3-layers-20$TAG-$NAME"
+      --out "$(record_path kfold-3-layers-20)"
   else
     echo "skipping the 3-layer cross-encoder: $SMALL not found (bench/treehop_in_domain.sh trains it)" >&2
   fi

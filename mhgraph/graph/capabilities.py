@@ -9,6 +9,7 @@ import neo4j
 from neo4j import Driver
 
 from mhgraph import cypher
+from mhgraph.errors import MhgraphError
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,12 @@ class Capabilities:
     @property
     def cypher25(self) -> bool:
         return "25" in self.cypher_versions
+
+    def require_search_clause(self, what: str, instead: str = "") -> None:
+        """A one-line error where `what` needs the Cypher 25 SEARCH clause and this server lacks it."""
+        if not self.search_clause:
+            raise MhgraphError(f"{what} needs the Cypher 25 SEARCH clause, in Neo4j 2026.01 or later; this server is "
+                               f"{self.version}{': ' + instead if instead else ''}")
 
 
 def _version_tuple(version: str) -> tuple[int, int]:

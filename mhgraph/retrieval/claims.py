@@ -138,7 +138,8 @@ class ClaimsOptions(MethodOptions):
 
 
 def require_claims(graph: GraphContext) -> None:
-    """Before any model loads: the corpus's claim layer must be there."""
+    """Before any model loads: the corpus's claim layer must be there, and the server able to search it."""
+    graph.capabilities.require_search_clause("the claim layer's search (the Claim vector index, inside one corpus)")
     if index_info(graph.driver, graph.database, CLAIM_INDEX) is None or not claim_count(
             graph.driver, graph.database, graph.corpus):
         raise MhgraphError(f"corpus '{graph.corpus}' has no claims: run 'mhgraph claims build --corpus "

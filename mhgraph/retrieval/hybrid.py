@@ -21,7 +21,6 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
-from mhgraph.errors import MhgraphError
 from mhgraph.graph.capabilities import Capabilities
 from mhgraph.graph.schema import fulltext_index
 from mhgraph.options import MethodOptions, option
@@ -38,9 +37,7 @@ class HybridRetriever(Retriever):
     def __init__(self, driver: neo4j.Driver, embedder: TextEmbedder, capabilities: Capabilities,
                  database: str | None = None, *, corpus: str, search_ratio: int, ranker: str = "linear",
                  alpha: float = 0.5, depth: int | None = None) -> None:
-        if not capabilities.search_clause:
-            raise MhgraphError(f"the hybrid method needs Neo4j 2026.01+ (the Cypher 25 SEARCH clause); "
-                               f"this server is {capabilities.version}")
+        capabilities.require_search_clause("the hybrid method")
         self.driver = driver
         self.embedder = embedder
         self.database = database

@@ -100,9 +100,9 @@ class MetaRAGRetriever(Retriever):
                  filter_words: FilterWords | None = None) -> None:
         if mode not in FILTER_MODES:
             raise MhgraphError(f"unknown filter mode '{mode}' (available: {', '.join(FILTER_MODES)})")
-        if mode == "index" and not capabilities.search_clause:
-            raise MhgraphError(f"filter mode 'index' needs Neo4j 2026.01+ (SEARCH ... WHERE on the vector index); "
-                               f"this server is {capabilities.version}: use --filter-mode exact")
+        if mode == "index":
+            capabilities.require_search_clause("filter mode 'index' (SEARCH ... WHERE on the vector index)",
+                                               "use --filter-mode exact")
         self.driver = driver
         self.embedder = embedder
         self.extractor = extractor

@@ -37,7 +37,6 @@ import numpy as np
 
 from mhgraph import cypher
 from mhgraph.embeddings import TextEmbedder
-from mhgraph.errors import MhgraphError
 from mhgraph.graph.documents import warn_if_changed
 from mhgraph.filters.diagnostics import FilterExtraction
 from mhgraph.filters.extractors import FilterExtractor, build_extractor
@@ -217,9 +216,7 @@ def build(ctx: BuildContext, options: TreeHopOptions) -> TreeHopRetriever:
     from mhgraph.treehop.checkpoint import PACKAGED, TreeHopModels  # torch
 
     g = ctx.graph
-    if not g.capabilities.search_clause:
-        raise MhgraphError(f"treehop searches every branch in one query with the Cypher 25 SEARCH clause: it needs "
-                           f"Neo4j 2026.01 or later (this server is {g.capabilities.version})")
+    g.capabilities.require_search_clause("treehop (every branch searched in one query)")
     ctx.status(f"loading TreeHop model {options.model or 'packaged'}")
     models = TreeHopModels.load(Path(options.model) if options.model else PACKAGED, ctx.embedder.model_name)
     # a model that learns nothing (q - c and its ablations) is the same on every corpus

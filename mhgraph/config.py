@@ -109,7 +109,8 @@ KEY_RULES = ("auto", "url", "title")
 KEY_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # Corpus names are stored values (always query parameters), kept to characters that need no
 # quoting on a command line or in Browser's :param.
-CORPUS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+MAX_CORPUS_NAME = 100
+CORPUS_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_CORPUS_NAME - 1}}}")
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ from dataclasses import replace
 
 import pytest
 
+from mhgraph.config import check_corpus_name
 from mhgraph.errors import MhgraphError
 from mhgraph.eval import traces
 from mhgraph.eval.runner import EvalOptions, evaluate
 from mhgraph.graph.corpora import list_corpora, resolve_corpus
-from mhgraph.ingest.pipeline import default_corpus_name, ingest_corpus
+from mhgraph.ingest.pipeline import default_corpus_name, default_corpus_names, ingest_corpus
 from mhgraph.retrieval import build_retriever, registry
 from tests.conftest import SAMPLE, run_cli
 from tests.graph_state import snapshot
@@ -47,6 +48,11 @@ def test_default_names() -> None:
     assert default_corpus_name("/data/multihop-rag/corpus.txt") == "multihop-rag"
     assert default_corpus_name("/tmp/news 2023.json") == "news-2023"
     assert default_corpus_name("/x/_private.json") == "private"
+    assert default_corpus_names("/data/news/corpus.json") == ["news", "news-json"]
+    # a long file name: both names stay valid corpus names (the second was 105 characters)
+    long = default_corpus_names(f"/x/{'a' * 120}.json")
+    assert [len(n) for n in long] == [100, 100] and long[1].endswith("-json")
+    assert all(check_corpus_name(n) for n in long)
 
 
 def test_each_corpus_keeps_its_own_nodes(two_corpora, driver, settings) -> None:

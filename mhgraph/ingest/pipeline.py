@@ -16,7 +16,7 @@ from neo4j import Driver
 from tqdm import tqdm
 
 from mhgraph import cypher
-from mhgraph.config import Settings
+from mhgraph.config import MAX_CORPUS_NAME, Settings
 from mhgraph.embeddings import TextEmbedder, load_embedder
 from mhgraph.errors import InputError, MhgraphError
 from mhgraph.graph.capabilities import detect
@@ -110,8 +110,15 @@ def default_corpus_name(path: Path | str) -> str:
     path = Path(path).resolve()
     base = Path(path.stem).stem if is_gzip(path) else path.stem    # corpus.json.gz: corpus
     stem = path.parent.name if base.lower() == GENERIC_STEM and path.parent.name else base
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).lstrip("._-")[:100]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).lstrip("._-")[:MAX_CORPUS_NAME]
     return name or GENERIC_STEM
+
+
+def default_corpus_names(path: Path | str) -> list[str]:
+    """The file's default name, then (for a plain extension) that name with it, cut to stay a valid name."""
+    name = default_corpus_name(path)
+    suffix = plain_suffix(Path(path).resolve())[1:]
+    return [name] + ([f"{name[:MAX_CORPUS_NAME - len(suffix) - 1]}-{suffix}"] if suffix.isalnum() else [])
 
 
 def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) -> str:
@@ -120,11 +127,8 @@ def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) ->
     if settings.corpus:
         return settings.corpus
     path = Path(path).resolve()
-    name = default_corpus_name(path)
-    suffix = plain_suffix(path)[1:]
-    candidates = [name] + ([f"{name}-{suffix}"] if suffix.isalnum() else [])
     taken = {}
-    for candidate in candidates:
+    for candidate in default_corpus_names(path):
         records, _, _ = driver.execute_query(cypher.load("corpora/files"), name=candidate,
                                              database_=settings.neo4j_database)
         files = records[0]["files"] if records else None

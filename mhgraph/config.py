@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
 
@@ -212,13 +212,33 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 SHARED = frozenset(f.name for f in dataclasses.fields(Settings)) - {"origins", "option_sources"}
 
 
+def _integer(value: Any) -> int:
+    """A whole number as written: 300 or "300", never 300.9 cut down or true read as 1."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(value)
+    return int(value)
+
+
+# the numeric settings' ranges: (the test, what the error asks for)
+RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
+    "llm_timeout": (lambda v: v > 0, "a number of seconds above 0"),
+    "llm_max_retries": (lambda v: v >= 0, "0 or more"),
+    "llm_context": (lambda v: v >= 1, "1 or more"),
+    "llm_threads": (lambda v: v >= 0, "0 (every core) or more"),
+    "chunk_size": (lambda v: v >= 1, "1 or more"),
+    "vector_search_ratio": (lambda v: v >= 1, "1 or more"),
+    "bolt_port": (lambda v: 1 <= v <= 65535, "a port, 1 to 65535"),
+    "http_port": (lambda v: 1 <= v <= 65535, "a port, 1 to 65535"),
+}
+
+
 def _coerce(name: str, value: Any, origin: str) -> Any:
     ftype = {f.name: f.type for f in dataclasses.fields(Settings)}[name]
     try:
         if ftype == "int":
-            return int(value)
+            return _integer(value)
         if ftype == "int | None":
-            return None if value in ("", None) else int(value)
+            return None if value in ("", None) else _integer(value)
         if ftype == "float":
             return float(value)
         if ftype == "float | None":
@@ -294,12 +314,12 @@ def load_settings(flags: Mapping[str, Any] | None = None, config_path: Path | No
         check_key_rule(settings.document_key)
     except MhgraphError as exc:
         raise MhgraphError(f"setting 'document_key' from {where('document_key')}: {exc}") from None
-    if settings.vector_search_ratio < 1:
-        raise MhgraphError(f"vector_search_ratio must be >= 1 (got {settings.vector_search_ratio})")
+    for name, (within, expected) in RANGES.items():
+        if not within(getattr(settings, name)):
+            raise MhgraphError(f"setting '{name}' from {where(name)}: expected {expected}, got {getattr(settings, name)}")
     if settings.chunk_overlap >= settings.chunk_size or settings.chunk_overlap < 0:
-        raise MhgraphError(
-            f"chunk_overlap must be >= 0 and < chunk_size (got {settings.chunk_overlap} and {settings.chunk_size})"
-        )
+        raise MhgraphError(f"setting 'chunk_overlap' from {where('chunk_overlap')}: expected 0 or more and below "
+                           f"chunk_size ({settings.chunk_size}), got {settings.chunk_overlap}")
     return settings
 
 

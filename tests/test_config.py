@@ -57,13 +57,36 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path) -> None:
     bad.write_text("chunk_size = [\n")
     with pytest.raises(MhgraphError, match=r"bad\.toml: invalid TOML"):
         load_settings({}, bad)
-    with pytest.raises(MhgraphError, match="chunk_overlap must be"):
+    with pytest.raises(MhgraphError, match=r"'chunk_overlap' from flag: expected 0 or more and below chunk_size \(32\)"):
         load_settings({"chunk_size": 32, "chunk_overlap": 32}, EMPTY)
-    with pytest.raises(MhgraphError, match="vector_search_ratio must be >= 1"):
+    with pytest.raises(MhgraphError, match="'vector_search_ratio' from flag: expected 1 or more, got 0"):
         load_settings({"vector_search_ratio": 0}, EMPTY)
     bad.write_text('vector_quantization = "int8"\n')
     with pytest.raises(MhgraphError, match=r"'vector_quantization' from .*bad\.toml: expected one of none, scalar, binary"):
         load_settings({}, bad)
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("chunk_size = 300.9", r"'chunk_size' from .*bad\.toml: expected an integer, got 300\.9"),
+    ("chunk_overlap = true", r"'chunk_overlap' from .*bad\.toml: expected an integer, got True"),
+    ("bolt_port = 99999999", r"'bolt_port' from .*bad\.toml: expected a port, 1 to 65535, got 99999999"),
+    ("llm_timeout = -5", r"'llm_timeout' from .*bad\.toml: expected a number of seconds above 0, got -5"),
+    ("llm_max_retries = -2", r"'llm_max_retries' from .*bad\.toml: expected 0 or more, got -2"),
+])
+def test_numbers_are_taken_as_written_and_within_their_range(tmp_path: Path, line: str, error: str) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(line + "\n")
+    with pytest.raises(MhgraphError, match=error):
+        load_settings({}, bad)
+    # a whole number written as a float is that number
+    bad.write_text("chunk_size = 128.0\n")
+    assert load_settings({}, bad).chunk_size == 128
+
+
+def test_port_from_the_environment_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MHGRAPH_BOLT_PORT", "-1")
+    with pytest.raises(MhgraphError, match=r"'bolt_port' from \$MHGRAPH_BOLT_PORT: expected a port, 1 to 65535, got -1"):
+        load_settings({}, EMPTY)
 
 
 def test_vector_quantization_is_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,3 +113,16 @@ def test_bad_embed_header_names_its_origin(monkeypatch: pytest.MonkeyPatch) -> N
         load_settings({}, EMPTY)
     monkeypatch.setenv("MHGRAPH_EMBED_HEADER", "title+source+date")
     assert load_settings({}, EMPTY).embed_header == "title+source+date"
+
+
+@pytest.mark.parametrize(("uri", "error"), [
+    ("foo", "error: foo: not a Neo4j URI: URI scheme '' is not supported."),
+    ("bolt://127.0.0.1:9?x=1", "error: bolt://127.0.0.1:9?x=1: not a Neo4j URI: Routing context (providing URI query"),
+    ("bolt://[::1", "error: bolt://[::1: not a Neo4j URI: Invalid IPv6 URL"),
+])
+def test_a_uri_the_driver_does_not_take_is_one_line_naming_it(tmp_path: Path, uri: str, error: str) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "mhgraph.cli", "--uri", uri, "--password", "x", "corpora"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(error), result.stderr

@@ -32,6 +32,8 @@ CASES = {
                  ":8 (record 2): field 'published_at': bad date '2023-13-45'"),
     "record without body": ("nobody.json", _json(GOOD + [{"title": "No body here"}]),
                             ":8 (record 2): article 'No body here' has no field 'body'"),
+    "title with a newline": ("newline.json", _json(GOOD + [{"title": "Line one\nLine two"}]),
+                             ":8 (record 2): article 'Line one Line two' has no field 'body'"),
     "record without title": ("notitle.json", _json([{"body": "text only"}]), ":2 (record 1): missing field 'title'"),
     "not a list": ("object.json", '{"title": "x"}', ":1: expected a JSON list of articles"),
     "missing separator": ("noseparator.txt", "Title: One\nPassage: first\nTitle: Two\nPassage: second\n",

@@ -128,8 +128,9 @@ def quiet_progress() -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
-    return " ".join(text.split())
+    # a server error's message is its own text; a driver error's GQL message is generic, its str the reason
+    text = str(exc) if isinstance(exc, DriverError) else str(getattr(exc, "message", None) or exc)
+    return " ".join((text or type(exc).__name__).split())
 
 
 def main() -> None:
@@ -138,8 +139,8 @@ def main() -> None:
         if failures := registry.plugin_failures():
             raise MhgraphError(failures[0])
         cli(standalone_mode=False)
-    except MhgraphError as exc:
-        click.echo(f"error: {exc}", err=True)
+    except MhgraphError as exc:   # one line, whatever a value it quotes holds (a title with a newline)
+        click.echo(f"error: {_one_line(exc)}", err=True)
         sys.exit(1)
     except (Neo4jError, DriverError) as exc:
         click.echo(f"error: Neo4j: {_one_line(exc)}", err=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from neo4j import Driver, GraphDatabase
-from neo4j.exceptions import AuthError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
 
 from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
@@ -23,10 +23,16 @@ def connect(settings: Settings, *, retry_seconds: float | None = None) -> Driver
     transaction is retried while the server is unavailable (the driver's default: 30 s)."""
     # Schema notifications (e.g. "property does not exist yet" on a fresh graph) are expected noise.
     retry = {"max_transaction_retry_time": retry_seconds} if retry_seconds is not None else {}
-    driver = GraphDatabase.driver(settings.uri, auth=credentials(settings), notifications_min_severity="OFF",
-                                  **retry)
+    try:
+        driver = GraphDatabase.driver(settings.uri, auth=credentials(settings), notifications_min_severity="OFF",
+                                      **retry)
+    except (ConfigurationError, ValueError) as exc:   # a scheme, query or address the driver does not take
+        raise MhgraphError(f"{settings.uri}: not a Neo4j URI: {' '.join(str(exc).split())}") from exc
     try:
         driver.verify_connectivity()
+    except ValueError as exc:   # e.g. a port the resolver refuses
+        driver.close()
+        raise MhgraphError(f"{settings.uri}: not a Neo4j address: {' '.join(str(exc).split())}") from exc
     except AuthError as exc:
         driver.close()
         raise MhgraphError(f"{settings.uri}: authentication failed for user '{settings.neo4j_username}'") from exc

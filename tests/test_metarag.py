@@ -482,6 +482,9 @@ def test_rerank_tokens_cut_pairs_shorter_on_every_cross_encoder_path(tiny_cross_
 def test_onnx_reranker_folder_errors_name_the_file(tmp_path) -> None:
     from mhgraph.errors import MhgraphError
 
+    (tmp_path / "reranker.json").write_text("[]")
+    with pytest.raises(MhgraphError, match=r"reranker.json: not an ONNX reranker description \(not a JSON object\)"):
+        load_reranker(str(tmp_path))
     (tmp_path / "reranker.json").write_text(json.dumps({"format": "something else", "max_length": 64}))
     with pytest.raises(MhgraphError, match=r"reranker.json: not an ONNX reranker description .*format") as caught:
         load_reranker(str(tmp_path))

@@ -35,6 +35,29 @@ def test_folds_follow_the_question_text_not_the_file() -> None:
         KFold(1)
 
 
+@pytest.mark.parametrize(("where", "content", "error"), [
+    ("folder", "{not json", r"folds.json: not a k-fold description \(Expecting property name"),
+    ("folder", "[1, 2]", r"folds.json: not a k-fold description \(not a JSON object\)"),
+    ("beside", "[1, 2]", r"folds.json: not a training record \(a JSON object\)"),
+    ("beside", json.dumps({"final": {"path": "all", "question_keys": 5}}),
+     r"folds.json: 'final.question_keys' is not a list of question keys"),
+])
+def test_export_reads_a_bad_training_record_as_one_line(tmp_path, where: str, content: str, error: str) -> None:
+    import re
+    import subprocess
+    import sys
+
+    source = tmp_path / "trained" / "all"
+    source.mkdir(parents=True)
+    (source if where == "folder" else source.parent).joinpath("folds.json").write_text(content)
+    result = subprocess.run([sys.executable, "-m", "mhgraph.cli", "reranker", "export", str(source),
+                             "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert re.match(r"error: \S+" + error, result.stderr), result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_fold_loop_trains_each_model_on_what_it_may_see(tmp_path) -> None:
     from types import SimpleNamespace
 

@@ -209,6 +209,10 @@ def test_checkpoint_round_trip_and_embedder_mismatch(tmp_path) -> None:
         load_checkpoint(tmp_path / "m", "bge-small-en-v1.5")
     with pytest.raises(MhgraphError, match="config.json: not found"):
         load_checkpoint(tmp_path / "nothing")
+    (tmp_path / "listed").mkdir()
+    (tmp_path / "listed" / "config.json").write_text("[]")
+    with pytest.raises(MhgraphError, match=r"config.json: not a TreeHop checkpoint config \(not a JSON object\)"):
+        load_checkpoint(tmp_path / "listed")
     (tmp_path / "m" / "model.safetensors").write_bytes(b"not weights")
     with pytest.raises(MhgraphError, match="cannot load the TreeHop weights"):
         load_checkpoint(tmp_path / "m")

@@ -121,7 +121,7 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
     evaluation on them is labelled as not held out. SOURCE may be a k-fold folder (folds.json
     inside): every fold model is exported, and --reranker kfold:OUT scores with them."""
     if (source / FOLDS_FILE).is_file():
-        record = json.loads((source / FOLDS_FILE).read_text(encoding="utf-8"))
+        _, record = KFold.load(source)
         recorded = Path(record.get("questions_file") or "")
         path = questions_path or (recorded if recorded.is_file() else None)
         if path is None:
@@ -134,10 +134,12 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
                    f"evaluate with: --reranker kfold:{out}")
         return
     folds = source.parent / FOLDS_FILE
-    record = json.loads(folds.read_text(encoding="utf-8")) if folds.is_file() else {}
+    record = _training_record(folds) if folds.is_file() else {}
     final = record.get("final") or {}
-    if final.get("path") != source.name:
+    if not isinstance(final, dict) or final.get("path") != source.name:
         final = {}
+    if not isinstance(final.get("question_keys") or [], list):
+        raise MhgraphError(f"{folds}: 'final.question_keys' is not a list of question keys")
     if questions_path is not None:
         keys = sorted({question_key(q.query) for q in load_questions(questions_path)})
     elif final.get("question_keys"):
@@ -156,6 +158,17 @@ def export_cmd(source: Path, out: Path, quantize: bool, questions_path: Path | N
     size = sum(p.stat().st_size for p in out.iterdir()) / 2**20
     click.echo(f"written {out}/ ({size:.1f} MB; {description['quantization']}; trained on {len(keys)} questions); "
                f"use it with: --reranker {out}")
+
+
+def _training_record(path: Path) -> dict:
+    """The record `mhgraph reranker train` wrote beside its final model, or a one-line error."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MhgraphError(f"{path}: not a training record ({exc})") from None
+    if not isinstance(record, dict):
+        raise MhgraphError(f"{path}: not a training record (a JSON object)")
+    return record
 
 
 @reranker_group.command("prepare")

@@ -137,6 +137,8 @@ class OnnxCrossEncoderReranker:
         path = self.folder / DESCRIPTION
         try:
             description = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(description, dict):
+                raise ValueError("not a JSON object")
             if description.get("format") != FORMAT:
                 raise ValueError(f"format is {description.get('format')!r}, not {FORMAT!r}")
             if description.get("activation") not in ACTIVATIONS:

@@ -57,6 +57,8 @@ class KFold:
         path = directory / FOLDS_FILE
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
             return KFold(int(data["k"]), int(data.get("seed", 0))), data
         except FileNotFoundError:
             raise MhgraphError(f"{path}: not found (a k-fold model folder is made by 'mhgraph reranker train' "

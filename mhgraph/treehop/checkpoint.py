@@ -58,6 +58,8 @@ def load_checkpoint(directory: Path, embedding_model: str | None = None) -> Chec
     path = Path(directory) / CONFIG_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise MhgraphError(f"{path}: not a TreeHop checkpoint config (not a JSON object)")
         if data.get("format") != FORMAT:
             raise KeyError("format")
         config = TreeHopConfig(dimension=int(data["dimension"]), dropout=float(data.get("dropout", 0.0)),

@@ -58,6 +58,26 @@ def test_export_reads_a_bad_training_record_as_one_line(tmp_path, where: str, co
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("args", "code", "error"), [
+    (("reranker", "train", "--no-final", "--only-final"), 1, "error: --no-final and --only-final exclude each other"),
+    (("reranker", "train", "--learning-rate", "0"), 2, "Invalid value for '--learning-rate'"),
+    (("treehop", "train", "--learning-rate", "-1"), 2, "Invalid value for '--learning-rate'"),
+    (("treehop", "train", "--terms", "q,bogus"), 1, "error: TreeHop: terms must be a non-empty subset of q, c, gate"),
+])
+def test_training_options_are_refused_before_any_work(tmp_path, args: tuple[str, ...], code: int, error: str) -> None:
+    import subprocess
+    import sys
+
+    # an address where nothing listens: an option refused after connecting would say so instead
+    result = subprocess.run([sys.executable, "-m", "mhgraph.cli", "--uri", "bolt://127.0.0.1:9", "--password", "x",
+                             *args, "--out", str(tmp_path / "out"), "--sample"], capture_output=True, text=True,
+                            timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == code and error in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
+    if code == 1:
+        assert result.stderr.count("\n") == 1, result.stderr
+
+
 def test_the_fold_loop_trains_each_model_on_what_it_may_see(tmp_path) -> None:
     from types import SimpleNamespace
 

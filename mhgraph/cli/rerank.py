@@ -48,7 +48,7 @@ def reranker_group() -> None:
               help="Non-gold candidates per question used as negatives.")
 @click.option("--max-length", default=320, show_default=True, type=click.IntRange(min=16))
 @click.option("--batch-size", default=16, show_default=True, type=click.IntRange(min=1))
-@click.option("--learning-rate", default=4e-5, show_default=True, type=float)
+@click.option("--learning-rate", default=4e-5, show_default=True, type=click.FloatRange(min=0, min_open=True))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--bf16/--no-bf16", default=None,
               help="bfloat16 autocast (default: on where the GPU or CPU runs it fast: AMX / AVX512-BF16).")
@@ -75,6 +75,9 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: 
     from mhgraph.app.training import reranker_data  # torch
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
 
+    if no_final and only_final:
+        raise MhgraphError("--no-final and --only-final exclude each other (the fold models alone, or the model "
+                           "on every question alone)")
     settings = settings_from(ctx, pop_method_flags(metarag), corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
     # candidates as the search gives them: no reranker
     search = registry.options_for(settings, SEARCH).model_copy(update={"reranker": None, "rerank": False})

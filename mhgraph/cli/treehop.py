@@ -23,7 +23,7 @@ def treehop_group() -> None:
 @click.option("--patience", default=5, show_default=True, type=click.IntRange(min=1),
               help="Epochs without a better dev loss before stopping.")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=2))
-@click.option("--learning-rate", default=1e-3, show_default=True, type=float,
+@click.option("--learning-rate", default=1e-3, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="AdamW's (the paper's 6e-5 is too slow for a benchmark's few thousand examples).")
 @click.option("--temperature", default=0.15, show_default=True, type=click.FloatRange(min=0, min_open=True))
 @click.option("--negatives", default=5, show_default=True, type=click.IntRange(min=0),
@@ -57,16 +57,19 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     from mhgraph.app.training import treehop_data  # torch
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
     from mhgraph.training.treehop import TrainingOptions, train_treehop
+    from mhgraph.treehop.model import TreeHopConfig
 
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None),
                              embedding_model=embedding_model)
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
+    kept_terms = tuple(t.strip() for t in terms.split(",") if t.strip())
+    TreeHopConfig(dimension=1, terms=kept_terms)   # refused before the questions' chunks are gathered
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(folds=folds, seed=seed, epochs=epochs, patience=patience, batch_size=batch_size,
                               learning_rate=learning_rate, temperature=temperature, negatives=negatives,
-                              dropout=dropout, terms=tuple(t.strip() for t in terms.split(",") if t.strip()),
+                              dropout=dropout, terms=kept_terms,
                               final=not no_final, pair_disjoint=pair_disjoint or evidence_disjoint,
                               evidence_disjoint=evidence_disjoint)
     gathered = treehop_data(settings, questions, progress=not no_progress)

@@ -190,6 +190,21 @@ def test_eval_option_conflicts_are_usage_errors(settings) -> None:
         assert out.returncode == 2 and "Error:" in out.stderr, (args, out.stderr)
 
 
+@pytest.mark.parametrize(("options", "error"), [
+    ({"run_id": "../outside"}, r"run id '../outside': use 1-200 letters"),
+    ({"run_id": "a/b"}, r"run id 'a/b': use 1-200 letters"),
+    ({"run_id": ""}, r"run id '': use 1-200 letters"),
+    ({"answer_k": 5}, r"answer_k \(--answer-k\) is read only when the run answers \(--answer\)"),
+])
+def test_eval_options_that_would_write_elsewhere_or_be_ignored_are_refused(options: dict, error: str) -> None:
+    from mhgraph.errors import MhgraphError
+
+    with pytest.raises(MhgraphError, match=error):
+        EvalOptions(method="vector", questions_path=QUESTIONS, **options)
+    EvalOptions(method="vector", questions_path=QUESTIONS, run_id="routing-neo4j+s_2026-12-07T10:00", answer=True,
+                answer_k=5)
+
+
 def test_missing_benchmark_file_is_one_line_error(sample_graph, settings, tmp_path: Path) -> None:
     missing = tmp_path / "multihop-rag" / "MultiHopRAG.json"
     out = run_cli(settings, "eval", "--method", "vector", "--questions", str(missing), "--no-progress")

@@ -40,7 +40,8 @@ from mhgraph.graph.connection import connect
 @engine_options(workers=False)
 @click.option("--no-trace", is_flag=True, help="Do not store the run's evidence paths in Neo4j.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(path_type=Path))
-@click.option("--run-id", help="Name of the run (default: method-kK-timestamp).")
+@click.option("--run-id", help="Name of the run (default: method-kK-timestamp); a stored run of that name, its "
+                                "folder and its traces, is replaced.")
 @click.option("--compare", is_flag=True, help="Compare the RUNS given (ids or directories) in one table and plot.")
 @click.option("--list-runs", is_flag=True, help="List the runs stored in Neo4j.")
 @click.option("--delete-run", help="Delete a run's traces from Neo4j.")

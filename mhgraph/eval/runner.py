@@ -9,6 +9,7 @@ into the run directory -> store the run's evidence paths in Neo4j.
 from __future__ import annotations
 
 import json
+import re
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,8 @@ from mhgraph.types import Diagnostics, Question, RetrievalResult, RunContext
 
 T = TypeVar("T")
 
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=,:@-]{0,199}")
+
 
 @dataclass
 class EvalOptions:
@@ -77,6 +80,14 @@ class EvalOptions:
     llm_cache: bool = True
     # lambda of the MHTS difficulty D = h - lambda * s (1 as published; `mhgraph runs calibrate` fits one)
     similarity_weight: float = LAMBDA
+
+    def __post_init__(self) -> None:
+        # a run's name is a folder under runs_dir and a stored id: nothing that leaves the folder
+        if self.run_id is not None and not RUN_ID.fullmatch(self.run_id):
+            raise MhgraphError(f"run id {self.run_id!r}: use 1-200 letters, digits and . _ + = , : @ - "
+                               "(no '/'), starting with a letter or digit")
+        if self.answer_k is not None and not self.answer:
+            raise MhgraphError("answer_k (--answer-k) is read only when the run answers (--answer)")
 
     @property
     def params(self) -> dict[str, Any]:

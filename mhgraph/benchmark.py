@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Collection
 
 from mhgraph.errors import InputError, MhgraphError
-from mhgraph.ingest.corpus import json_records, parse_datetime
+from mhgraph.ingest.corpus import JSON_LINES_SUFFIXES, json_lines_records, json_records, parse_datetime
+from mhgraph.ingest.textfile import plain_suffix
 from mhgraph.types import NULL_TYPE, QUESTION_TYPES, Evidence, Question
 
 __all__ = ["BENCHMARK_DIR_ENV", "MISSING_HINT", "NULL_TYPE", "QUESTION_TYPES", "Evidence", "Question",
@@ -89,7 +90,9 @@ def load_questions(
         raise MhgraphError(f"per_type must be >= 1, got {per_type}")
     if not path.is_file():
         raise InputError(path, "", MISSING_HINT)
-    questions = [_question(path, record, line, value) for record, line, value in json_records(path, "questions")]
+    # a JSON list of questions (the benchmark's form), or JSON Lines by the file's name
+    records = json_lines_records if plain_suffix(path) in JSON_LINES_SUFFIXES else json_records
+    questions = [_question(path, record, line, value) for record, line, value in records(path, "questions")]
     if exclude:
         questions = [q for q in questions if q.query not in exclude]
     if types is not None:

@@ -1,8 +1,16 @@
 """Errors that the CLI reports as one line, with no traceback."""
 
+import re
+
+LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+
 
 class MhgraphError(Exception):
-    """A user-facing failure: its message is complete on one line."""
+    """A user-facing failure: its message is complete on one line (a line break in a value it quotes,
+    such as a title, becomes a space)."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(LINE_BREAKS.sub(" ", str(message)), *args)
 
 
 class InputError(MhgraphError):

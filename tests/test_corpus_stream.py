@@ -37,6 +37,24 @@ def test_any_block_size_reads_the_same_articles(name: str, block: int, monkeypat
 
 
 @pytest.mark.parametrize("block", BLOCKS)
+@pytest.mark.parametrize("name", ["corpus.jsonl", "corpus.jsonl.gz", "corpus.ndjson", "no-extension"])
+def test_json_lines_read_as_the_json_list_does(name: str, block: int, monkeypatch, tmp_path: Path) -> None:
+    import gzip
+
+    records = json.loads((SAMPLE / "corpus.json").read_text(encoding="utf-8"))
+    text = "\n".join(json.dumps(r) for r in records[:5]) + "\n\n" + "\n".join(json.dumps(r) for r in records[5:]) + "\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    monkeypatch.setattr(textfile, "BLOCK_BYTES", block)
+    corpus = read_corpus(path)
+    assert corpus.format == "jsonl"    # by its name, or (no extension) by its leading '{'
+    listed = read_corpus(SAMPLE / "corpus.json").articles
+    assert [dataclasses.replace(a, line=0) for a in corpus.articles] == [dataclasses.replace(a, line=0) for a in listed]
+    # each record's line is its line in the file, past the blank one
+    assert [a.line for a in corpus.articles][:7] == [1, 2, 3, 4, 5, 7, 8]
+
+
+@pytest.mark.parametrize("block", BLOCKS)
 def test_newlines_and_characters_split_across_blocks(block: int, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(textfile, "BLOCK_BYTES", block)
     path = tmp_path / "mixed.txt"
@@ -69,16 +87,18 @@ def test_an_error_deep_in_a_large_file_names_its_line(tmp_path: Path) -> None:
         open_corpus(path).check()
 
 
-@pytest.mark.parametrize("fmt", ["json", "flat"])
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "flat"])
 def test_parsing_holds_a_window_not_the_file(fmt: str, tmp_path: Path) -> None:
     """About 1 MiB of text is held whether the file has 5 MiB or 50: memory stays flat as the corpus grows."""
     peaks = {}
     for copies in (1, 10):
-        path = tmp_path / f"{copies}.{'json' if fmt == 'json' else 'txt'}"
+        path = tmp_path / f"{copies}.{'txt' if fmt == 'flat' else fmt}"
         articles = [{"title": f"Copy {c} article {i}", "body": f"Body {i} of copy {c}. " + "text " * 1000}
                     for c in range(copies) for i in range(1000)]
         if fmt == "json":
             path.write_text(json.dumps(articles), encoding="utf-8")
+        elif fmt == "jsonl":
+            path.write_text("\n".join(json.dumps(a) for a in articles), encoding="utf-8")
         else:
             path.write_text("\n<endofpassage>\n".join(f"Title: {a['title']}\nPassage: {a['body']}" for a in articles),
                             encoding="utf-8")

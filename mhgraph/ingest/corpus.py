@@ -22,7 +22,9 @@ from mhgraph.config import KEY_RULES, check_key_rule
 from mhgraph.errors import InputError
 from mhgraph.ingest.textfile import TextWindow, plain_suffix
 
-Format = Literal["json", "flat"]
+Format = Literal["json", "jsonl", "flat"]
+FORMATS: tuple[str, ...] = ("json", "jsonl", "flat")
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 SEPARATOR = "<endofpassage>"
 METADATA_FIELDS = ("author", "source", "category", "url")
 # A document's key (config.KEY_RULES) may name any of these, or any field of a JSON record.
@@ -91,7 +93,9 @@ class CorpusFile:
 
     def entries(self) -> Iterator[Article | None]:
         """Each entry in file order; None for one with an empty body."""
-        return _json_articles(self.path, self.key) if self.format == "json" else _flat_articles(self.path)
+        if self.format == "flat":
+            return _flat_articles(self.path)
+        return _json_articles(self.path, self.key, lines=self.format == "jsonl")
 
     def articles(self) -> Iterator[Article]:
         return (article for article in self.entries() if article is not None)
@@ -150,15 +154,18 @@ def _same_key(keys: array, versions: array, lines: array) -> tuple[int, int] | N
 
 def open_corpus(path: Path | str, fmt: Format | None = None, key: str = "auto") -> CorpusFile:
     """The corpus file at `path` (gzipped if its name ends in .gz), its format detected unless given
-    (a .json name or a leading '['), its documents keyed by `key`."""
+    (json: a .json name or a leading '['; jsonl: a .jsonl or .ndjson name or a leading '{'; else
+    flat), its documents keyed by `key`."""
     path = Path(path)
     with TextWindow(path) as window:  # raises InputError for a file that cannot be read
         window.skip_whitespace()
         first = window.peek()
         if not first:   # rather than "expected a JSON list" or "no articles to ingest"
             raise InputError(path, "", "the file is empty" + (" (whitespace only)" if window.pos else ""))
-    return CorpusFile(path, fmt or ("json" if plain_suffix(path) == ".json" or first == "[" else "flat"),
-                      check_key_rule(key))
+    suffix = plain_suffix(path)
+    detected = ("jsonl" if suffix in JSON_LINES_SUFFIXES or (first == "{" and suffix != ".json") else
+                "json" if suffix == ".json" or first == "[" else "flat")
+    return CorpusFile(path, fmt or detected, check_key_rule(key))
 
 
 def read_corpus(path: Path | str, fmt: Format | None = None) -> Corpus:
@@ -254,6 +261,39 @@ def json_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int,
         except json.JSONDecodeError as exc:
             line, column = window.location(exc.pos)
             raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})") from exc
+        except RecursionError:
+            raise InputError(path, f"{window.line(window.pos)}", "invalid JSON: nested too deeply") from None
+
+
+def json_lines_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int, object]]:
+    """Yield (record number, line, value) of a JSON Lines file of `what` (one JSON value per line,
+    blank lines skipped), reading the file as it goes."""
+    decoder = json.JSONDecoder()
+    with TextWindow(path) as window:
+        try:
+            record = 0
+            while True:
+                window.skip_whitespace()
+                if not window.peek():
+                    if not record:
+                        raise InputError(path, "", f"no {what} in the file")
+                    return
+                line = window.line(window.pos)
+                value, end = _decode_next(decoder, window)
+                record += 1
+                window.pos = end
+                while window.peek() in (" ", "\t", "\r"):
+                    window.pos += 1
+                if window.peek() not in ("", "\n"):
+                    raise InputError(path, f"{line}", f"text after the record on its line: one JSON value a line "
+                                     f"(JSON Lines), or give a JSON list of {what}")
+                yield record, line, value
+                window.consume()
+        except json.JSONDecodeError as exc:
+            line, column = window.location(exc.pos)
+            raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})") from exc
+        except RecursionError:
+            raise InputError(path, f"{window.line(window.pos)}", "invalid JSON: nested too deeply") from None
 
 
 def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object, int]:
@@ -276,9 +316,9 @@ def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object,
         return value, end
 
 
-def _json_articles(path: Path, key: str = "auto") -> Iterator[Article | None]:
+def _json_articles(path: Path, key: str = "auto", *, lines: bool = False) -> Iterator[Article | None]:
     own_key = key not in KEY_RULES and key not in ARTICLE_FIELDS   # a field of the record only
-    for record, line, value in json_records(path):
+    for record, line, value in (json_lines_records if lines else json_records)(path):
         where = f"{line} (record {record})"
         if not isinstance(value, dict):
             raise InputError(path, where, f"expected an article object, got {type(value).__name__}")

@@ -209,7 +209,7 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
                   "application/json": {"schema": IngestRequest.model_json_schema()},
                   "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
                       "file": {"type": "string", "format": "binary"}, "corpus": {"type": "string"},
-                      "format": {"type": "string", "enum": ["json", "flat"]},
+                      "format": {"type": "string", "enum": ["json", "jsonl", "flat"]},
                       "document_key": {"type": "string"}}}}}}})
     async def ingest(request: Request) -> dict[str, Any]:
         upload_name = staged = None

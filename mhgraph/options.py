@@ -185,6 +185,9 @@ def resolve(method: str, cls: type[MethodOptions], sources: OptionSources,
         given = values.get(name, error.get("input"))
         raise MhgraphError(f"setting '{method}.{name}' from {where.get(name, 'default')}: "
                            f"{error['msg'].rstrip('.')}, got {given!r}") from None
+    except MhgraphError as exc:   # a check across options (a model validator): name where each given one came from
+        given = ", ".join(f"'{method}.{name}' from {origin}" for name, origin in where.items())
+        raise MhgraphError(f"{exc} (settings: {given or 'the defaults'})") from None
 
 
 def legacy_keys(infos: Sequence[OptionInfo]) -> set[str]:

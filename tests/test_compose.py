@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +113,12 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
         ComposeOptions(stages="candidates=vector", pipelines={"loop": "mine"})
     with pytest.raises(MhgraphError, match="^stage 'fuse'"):
         ComposeOptions(stages="bad", pipelines={"bad": "fuse=max"})
+    # resolved from the config file and the environment, a bad line names where each setting came from
+    bad = OptionSources({}, {"compose": {"pipelines": {"mine": "candidates=hybrid bogus=1"}}}, {},
+                        path=Path("/etc/mhgraph.toml"))
+    with pytest.raises(MhgraphError, match=r"^unknown stage 'bogus' .* \(settings: 'compose.stages' from "
+                                           r"\$MHGRAPH_COMPOSE_STAGES, 'compose.pipelines' from /etc/mhgraph.toml\)$"):
+        resolve("compose", ComposeOptions, bad, environ={"MHGRAPH_COMPOSE_STAGES": "mine"})
 
 
 def test_a_preset_sets_its_options_where_nothing_else_did() -> None:

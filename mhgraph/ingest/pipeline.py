@@ -127,8 +127,9 @@ def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) ->
     if settings.corpus:
         return settings.corpus
     path = Path(path).resolve()
+    names = default_corpus_names(path)
     taken = {}
-    for candidate in default_corpus_names(path):
+    for candidate in names:
         records, _, _ = driver.execute_query(cypher.load("corpora/files"), name=candidate,
                                              database_=settings.neo4j_database)
         files = records[0]["files"] if records else None
@@ -137,7 +138,7 @@ def resolve_corpus_name(settings: Settings, path: Path | str, driver: Driver) ->
         taken[candidate] = files[0]
     uses = "; ".join(f"'{n}' holds {f}" for n, f in taken.items())
     raise MhgraphError(f"the default corpus names for {path.name} are taken ({uses}): name this corpus with "
-                       f"--corpus NAME (or pass --corpus {name} to add the file to it)")
+                       f"--corpus NAME (or pass --corpus {names[0]} to add the file to it)")
 
 
 def document_id(corpus: str, article: Article) -> str:

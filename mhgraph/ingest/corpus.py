@@ -227,73 +227,79 @@ def _flat_entry(path: Path, entry: list[str], first_line: int) -> Article | None
 
 
 # -- JSON -----------------------------------------------------------------------------------
+class _JSONErrors:
+    """A JSON syntax error (or nesting too deep for the decoder) raised as InputError at its line."""
+
+    def __init__(self, path: Path, window: TextWindow) -> None:
+        self.path, self.window = path, window
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, _: object) -> None:
+        if isinstance(exc, json.JSONDecodeError):
+            line, column = self.window.location(exc.pos)
+            raise InputError(self.path, f"{line}", f"invalid JSON: {exc.msg} (column {column})") from exc
+        if isinstance(exc, RecursionError):
+            raise InputError(self.path, f"{self.window.line(self.window.pos)}", "invalid JSON: nested too deeply") \
+                from None
+
+
 def json_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int, object]]:
     """Yield (record number, line, value) of the top-level array of `what`, reading the file as it goes."""
     decoder = json.JSONDecoder()
-    with TextWindow(path) as window:
-        try:
+    with TextWindow(path) as window, _JSONErrors(path, window):
+        window.skip_whitespace()
+        if window.peek() != "[":
+            raise InputError(path, f"{window.line(window.pos)}", f"expected a JSON list of {what}")
+        window.pos += 1
+        record = 0
+        while True:
             window.skip_whitespace()
-            if window.peek() != "[":
-                raise InputError(path, f"{window.line(window.pos)}", f"expected a JSON list of {what}")
-            window.pos += 1
-            record = 0
-            while True:
+            if window.peek() == "]":
+                window.pos += 1
                 window.skip_whitespace()
-                if window.peek() == "]":
-                    window.pos += 1
-                    window.skip_whitespace()
-                    if window.peek():
-                        window.ensure(64)
-                        rest = window.text[window.pos:window.pos + 64].rstrip()[:20]
-                        raise InputError(path, f"{window.line(window.pos)}",
-                                         f"unexpected text after the JSON list: {rest!r}")
-                    return
-                if record:
-                    if window.peek() != ",":
-                        raise json.JSONDecodeError("expected ',' or ']'", window.text, window.pos)
-                    window.pos += 1
-                    window.skip_whitespace()
-                value, end = _decode_next(decoder, window)
-                record += 1
-                yield record, window.line(window.pos), value
-                window.pos = end
-                window.consume()
-        except json.JSONDecodeError as exc:
-            line, column = window.location(exc.pos)
-            raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})") from exc
-        except RecursionError:
-            raise InputError(path, f"{window.line(window.pos)}", "invalid JSON: nested too deeply") from None
+                if window.peek():
+                    window.ensure(64)
+                    rest = window.text[window.pos:window.pos + 64].rstrip()[:20]
+                    raise InputError(path, f"{window.line(window.pos)}",
+                                     f"unexpected text after the JSON list: {rest!r}")
+                return
+            if record:
+                if window.peek() != ",":
+                    raise json.JSONDecodeError("expected ',' or ']'", window.text, window.pos)
+                window.pos += 1
+                window.skip_whitespace()
+            value, end = _decode_next(decoder, window)
+            record += 1
+            yield record, window.line(window.pos), value
+            window.pos = end
+            window.consume()
 
 
 def json_lines_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int, object]]:
     """Yield (record number, line, value) of a JSON Lines file of `what` (one JSON value per line,
     blank lines skipped), reading the file as it goes."""
     decoder = json.JSONDecoder()
-    with TextWindow(path) as window:
-        try:
-            record = 0
-            while True:
-                window.skip_whitespace()
-                if not window.peek():
-                    if not record:
-                        raise InputError(path, "", f"no {what} in the file")
-                    return
-                line = window.line(window.pos)
-                value, end = _decode_next(decoder, window)
-                record += 1
-                window.pos = end
-                while window.peek() in (" ", "\t", "\r"):
-                    window.pos += 1
-                if window.peek() not in ("", "\n"):
-                    raise InputError(path, f"{line}", f"text after the record on its line: one JSON value a line "
-                                     f"(JSON Lines), or give a JSON list of {what}")
-                yield record, line, value
-                window.consume()
-        except json.JSONDecodeError as exc:
-            line, column = window.location(exc.pos)
-            raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})") from exc
-        except RecursionError:
-            raise InputError(path, f"{window.line(window.pos)}", "invalid JSON: nested too deeply") from None
+    with TextWindow(path) as window, _JSONErrors(path, window):
+        record = 0
+        while True:
+            window.skip_whitespace()
+            if not window.peek():
+                if not record:
+                    raise InputError(path, "", f"no {what} in the file")
+                return
+            line = window.line(window.pos)
+            value, end = _decode_next(decoder, window)
+            record += 1
+            window.pos = end
+            while window.peek() in (" ", "\t", "\r"):
+                window.pos += 1
+            if window.peek() not in ("", "\n"):
+                raise InputError(path, f"{line}", f"text after the record on its line: one JSON value a line "
+                                 f"(JSON Lines), or give a JSON list of {what}")
+            yield record, line, value
+            window.consume()
 
 
 def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object, int]:

@@ -369,8 +369,8 @@ dbms.usage_report.enabled=false
                 with urllib.request.urlopen(self.http_url + "/", timeout=5) as resp:
                     info = json.load(resp)
                 version, edition = info.get("neo4j_version"), info.get("neo4j_edition")
-            except (OSError, ValueError):
-                pass
+            except (OSError, ValueError):   # HTTP may answer a moment after Bolt: the version installed
+                version, edition = self.lock.neo4j_version, "community"
         return ServerStatus(
             running=pid is not None, pid=pid, version=version, edition=edition,
             bolt_uri=self.bolt_uri, browser_url=f"{self.http_url}/browser/",

@@ -139,8 +139,8 @@ def main() -> None:
         if failures := registry.plugin_failures():
             raise MhgraphError(failures[0])
         cli(standalone_mode=False)
-    except MhgraphError as exc:   # one line, whatever a value it quotes holds (a title with a newline)
-        click.echo(f"error: {_one_line(exc)}", err=True)
+    except MhgraphError as exc:
+        click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     except (Neo4jError, DriverError) as exc:
         click.echo(f"error: Neo4j: {_one_line(exc)}", err=True)

@@ -57,19 +57,18 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     from mhgraph.app.training import treehop_data  # torch
     from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
     from mhgraph.training.treehop import TrainingOptions, train_treehop
-    from mhgraph.treehop.model import TreeHopConfig
+    from mhgraph.treehop.model import kept_terms
 
     if no_progress:
         quiet_progress()
     settings = settings_from(ctx, corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None),
                              embedding_model=embedding_model)
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
-    kept_terms = tuple(t.strip() for t in terms.split(",") if t.strip())
-    TreeHopConfig(dimension=1, terms=kept_terms)   # refused before the questions' chunks are gathered
+    terms_kept = kept_terms(tuple(t.strip() for t in terms.split(",") if t.strip()))   # before any data is gathered
     questions = load_questions(path, limit=limit)
     options = TrainingOptions(folds=folds, seed=seed, epochs=epochs, patience=patience, batch_size=batch_size,
                               learning_rate=learning_rate, temperature=temperature, negatives=negatives,
-                              dropout=dropout, terms=kept_terms,
+                              dropout=dropout, terms=terms_kept,
                               final=not no_final, pair_disjoint=pair_disjoint or evidence_disjoint,
                               evidence_disjoint=evidence_disjoint)
     gathered = treehop_data(settings, questions, progress=not no_progress)

@@ -27,12 +27,12 @@ def connect(settings: Settings, *, retry_seconds: float | None = None) -> Driver
         driver = GraphDatabase.driver(settings.uri, auth=credentials(settings), notifications_min_severity="OFF",
                                       **retry)
     except (ConfigurationError, ValueError) as exc:   # a scheme, query or address the driver does not take
-        raise MhgraphError(f"{settings.uri}: not a Neo4j URI: {' '.join(str(exc).split())}") from exc
+        raise MhgraphError(f"{settings.uri}: not a Neo4j URI: {exc}") from exc
     try:
         driver.verify_connectivity()
     except ValueError as exc:   # e.g. a port the resolver refuses
         driver.close()
-        raise MhgraphError(f"{settings.uri}: not a Neo4j address: {' '.join(str(exc).split())}") from exc
+        raise MhgraphError(f"{settings.uri}: not a Neo4j address: {exc}") from exc
     except AuthError as exc:
         driver.close()
         raise MhgraphError(f"{settings.uri}: authentication failed for user '{settings.neo4j_username}'") from exc

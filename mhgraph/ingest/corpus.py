@@ -14,7 +14,7 @@ from array import array
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Iterator, Literal, get_args
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from mhgraph.errors import InputError
 from mhgraph.ingest.textfile import TextWindow, plain_suffix
 
 Format = Literal["json", "jsonl", "flat"]
-FORMATS: tuple[str, ...] = ("json", "jsonl", "flat")
+FORMATS: tuple[str, ...] = get_args(Format)
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 SEPARATOR = "<endofpassage>"
 METADATA_FIELDS = ("author", "source", "category", "url")

@@ -29,6 +29,14 @@ from mhgraph.errors import MhgraphError
 TERMS = ("q", "c", "gate")
 
 
+def kept_terms(terms: tuple[str, ...]) -> tuple[str, ...]:
+    """`terms` in TERMS' order, or a one-line error if any is unknown or none is given."""
+    unknown = [t for t in terms if t not in TERMS]
+    if unknown or not terms:
+        raise MhgraphError(f"TreeHop: terms must be a non-empty subset of {', '.join(TERMS)} (got {terms})")
+    return tuple(t for t in TERMS if t in terms)
+
+
 @dataclass(frozen=True)
 class TreeHopConfig:
     dimension: int                      # the embedding model's
@@ -38,10 +46,7 @@ class TreeHopConfig:
     def __post_init__(self) -> None:
         if self.dimension < 1:
             raise MhgraphError(f"TreeHop: the embedding dimension must be positive (got {self.dimension})")
-        unknown = [t for t in self.terms if t not in TERMS]
-        if unknown or not self.terms:
-            raise MhgraphError(f"TreeHop: terms must be a non-empty subset of {', '.join(TERMS)} (got {self.terms})")
-        object.__setattr__(self, "terms", tuple(t for t in TERMS if t in self.terms))
+        object.__setattr__(self, "terms", kept_terms(self.terms))
 
     def to_dict(self) -> dict:
         return {**asdict(self), "terms": list(self.terms)}

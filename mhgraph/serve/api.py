@@ -33,6 +33,7 @@ from mhgraph.app.ingestion import ingest_file
 from mhgraph.config import check_corpus_name, check_key_rule
 from mhgraph.errors import InputError, MhgraphError, NotFoundError
 from mhgraph.eval import traces
+from mhgraph.ingest.corpus import FORMATS
 from mhgraph.graph.corpora import list_corpora
 from mhgraph.ingest.corpus import open_corpus
 from mhgraph.retrieval import registry
@@ -209,7 +210,7 @@ def create_app(resources: Resources, *, api_key: str | None = None, cors_origins
                   "application/json": {"schema": IngestRequest.model_json_schema()},
                   "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
                       "file": {"type": "string", "format": "binary"}, "corpus": {"type": "string"},
-                      "format": {"type": "string", "enum": ["json", "jsonl", "flat"]},
+                      "format": {"type": "string", "enum": list(FORMATS)},
                       "document_key": {"type": "string"}}}}}}})
     async def ingest(request: Request) -> dict[str, Any]:
         upload_name = staged = None

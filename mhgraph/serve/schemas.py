@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mhgraph.app.search import Evidence
+from mhgraph.ingest.corpus import Format
 from mhgraph.retrieval.registry import DEFAULT_METHOD
 from mhgraph.types import RetrievalResult, RetrievedChunk
 
@@ -37,7 +38,7 @@ class IngestRequest(Request):
     path: str = Field(min_length=1, description="A corpus file on the server's machine (JSON articles or flat "
                                                 "Title:/Passage: text).")
     corpus: str | None = Field(None, description="The corpus name (default: from the file name).")
-    format: Literal["json", "jsonl", "flat"] | None = Field(None, description="The file's format (default: from its content).")
+    format: Format | None = Field(None, description="The file's format (default: from its content).")
     document_key: str | None = Field(None, description="What documents are known by: auto, url, title or a field.")
 
 

@@ -119,6 +119,11 @@ def test_named_pipelines_come_from_the_config_file_only() -> None:
     with pytest.raises(MhgraphError, match=r"^unknown stage 'bogus' .* \(settings: 'compose.stages' from "
                                            r"\$MHGRAPH_COMPOSE_STAGES, 'compose.pipelines' from /etc/mhgraph.toml\)$"):
         resolve("compose", ComposeOptions, bad, environ={"MHGRAPH_COMPOSE_STAGES": "mine"})
+    # an empty line is not every stage's own default (no expansion): the option's default is left out
+    with pytest.raises(MhgraphError, match=r"^an empty stages line: .* leave it out for the default "
+                                           r"\(candidates=hybrid expand=ppr fuse=rrf\) \(settings: 'compose.stages' "
+                                           r"from flag\)$"):
+        resolve("compose", ComposeOptions, OptionSources({"compose": {"stages": " "}}, {}, {}), environ={})
 
 
 def test_a_preset_sets_its_options_where_nothing_else_did() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mhgraph.cli.method_options import _flags
 from mhgraph.config import load_settings
 from mhgraph.errors import MhgraphError
 from mhgraph.retrieval import registry
@@ -121,3 +122,37 @@ def test_a_plugin_that_does_not_import_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "mhgraph.cli", "methods"], capture_output=True, text=True, env=env)
     assert done.returncode == 1 and done.stderr.strip().splitlines()[-1].startswith(
         "error: $MHGRAPH_PLUGINS: cannot import method module 'no_such_module_here'")
+
+
+def test_a_flag_no_method_of_the_run_reads_is_named() -> None:
+    """Every command takes every method's flags; those that set only options of methods the run
+    does not read (its own, a pipeline's stages') are named, each with the options it sets."""
+    def unread(method: str, flags: dict) -> dict:
+        return registry.unread_flags(load_settings({}, EMPTY, flags), method)
+
+    assert unread("vector", {"compose": {"stages": "expand=treehop"}, "vector": {}}) == {"--stages": ("compose.stages",)}
+    assert unread("vector", {}) == {}
+    # compose reads its stages' methods: the default line's hybrid candidates and ppr expansion
+    settings = load_settings({}, EMPTY, {"hybrid": {"alpha": 0.3}, "ppr": {"damping": 0.4}, "treehop": {"hops": 2}})
+    assert registry.methods_read(settings, "compose") == ("compose", "hybrid", "ppr")
+    assert registry.unread_flags(settings, "compose") == {"--hops": ("treehop.hops",)}
+    # with a filter stage, the filtered search's (metarag) and the candidates' (a corpus without metadata)
+    settings = load_settings({}, EMPTY, {"compose": {"stages": "in-domain"}, "treehop": {"hops": 2},
+                                         "metarag": {"candidates": 40}, "ppr": {"damping": 0.4}})
+    assert registry.methods_read(settings, "compose") == ("compose", "metarag", "hybrid", "treehop")
+    assert registry.unread_flags(settings, "compose") == {"--ppr-damping": ("ppr.damping",)}
+    # a flag several methods declare is read where any of them is
+    shared = next(flag for flag, infos in _flags().items() if len({i.method for i in infos}) > 1)
+    infos = _flags()[shared]
+    flags = {i.method: {i.name: i.default if i.default is not None else 1} for i in infos}
+    assert unread(infos[0].method, flags) == {}
+    others = [m for m in registry.names() if m not in flags and registry.get(m).reads is None]
+    assert unread(others[0], flags) == {shared: tuple(i.key for i in infos)}
+
+
+def test_query_warns_of_a_flag_the_method_ignores(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "mhgraph.cli", "query", "-m", "vector", "--stages", "expand=treehop",
+                           "who?"], capture_output=True, text=True, env=env)
+    assert "warning: --stages is ignored: it sets compose.stages, and method 'vector' reads the options of vector " \
+           "only" in done.stderr.splitlines()

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mhgraph.benchmark import default_questions_path
-from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
+from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags, warn_of_unread_flags
 from mhgraph.cli.root import (
     SAMPLE_CORPUS_NAME,
     cli,
@@ -89,6 +89,7 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
                              llm_model=llm_model)
     if not method:
         raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")
+    warn_of_unread_flags(settings, method)
     from mhgraph.eval.runner import EvalOptions, evaluate
 
     if sample:

@@ -4,11 +4,13 @@ offering exactly the registered names."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
+from mhgraph.config import Settings
 from mhgraph.options import OptionInfo
 from mhgraph.retrieval import registry
 
@@ -81,3 +83,14 @@ def pop_method_flags(kwargs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         for info in infos:
             out.setdefault(info.method, {})[info.name] = value
     return out
+
+
+def warn_of_unread_flags(settings: Settings, method: str) -> None:
+    """A warning for each method flag this run ignores: every command takes every method's flags,
+    and `method` reads only its own options and those of the methods it runs (a pipeline's stages)."""
+    unread = registry.unread_flags(settings, method)
+    if unread:
+        read = ", ".join(registry.methods_read(settings, method))
+        for flag, keys in unread.items():
+            warnings.warn(f"{flag} is ignored: it sets {', '.join(keys)}, and method '{method}' reads the options "
+                          f"of {read} only", UserWarning, stacklevel=2)

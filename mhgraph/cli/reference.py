@@ -22,7 +22,9 @@ from (secrets masked).
 
 Shared settings are top-level keys of the config file. A method's options go in the method's own
 table (`[metarag]`, `[treehop]`, ...); the older flat keys listed here still work, with a
-deprecation warning. A flag several methods declare sets each of them.
+deprecation warning. A flag several methods declare sets each of them. `query`, `ask` and `eval`
+take every method's flags; one that sets no option of the methods the run reads (its own, and a
+pipeline's stages') is named in a warning, since it changes nothing.
 
 ```toml
 chunk_size = 256

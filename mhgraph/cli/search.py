@@ -7,7 +7,7 @@ import sys
 import click
 
 from mhgraph.app.search import gather_evidence, retrieve
-from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags
+from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags, warn_of_unread_flags
 from mhgraph.cli.root import cli, llm_options, settings_from
 from mhgraph.errors import MhgraphError
 
@@ -29,6 +29,7 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
 
     settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model, corpus=corpus,
                              llm_backend=llm_backend, llm_model=llm_model)
+    warn_of_unread_flags(settings, method)
     result = retrieve(settings, method, question, top_k, cache=not no_cache, status=say)
     phases = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.phases.items())
     click.echo(f"{result.method} on corpus '{result.params.get('corpus')}': {len(result.hops)} hop(s), "
@@ -63,6 +64,7 @@ def ask(ctx: click.Context, question: str, method: str, top_k: int, corpus: str 
 
     settings = settings_from(ctx, pop_method_flags(method_flags), corpus=corpus, llm_backend=llm_backend,
                              llm_model=llm_model)
+    warn_of_unread_flags(settings, method)
     evidence = gather_evidence(settings, method, question, top_k, cache=not no_cache, status=say)
     click.echo(f"[{evidence.reader.label}, {len(evidence.chunks)} chunks from {method}]", err=True)
     answer = None

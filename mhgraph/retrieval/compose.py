@@ -275,6 +275,9 @@ class ComposeOptions(MethodOptions):
 
     @model_validator(mode="after")
     def _parses(self) -> ComposeOptions:
+        if not self.stages.strip():   # not every stage's own default: that is not the option's default
+            raise MhgraphError(f"an empty stages line: write STAGE=VALUE pairs or a pipeline's name, or leave it "
+                               f"out for the default ({DEFAULT_STAGES})")
         for name, line in self.pipelines.items():
             if "=" not in line:
                 raise MhgraphError(f"pipeline '{name}': write its stages as STAGE=VALUE, not another name")
@@ -438,6 +441,14 @@ def _indexes(options: ComposeOptions) -> tuple[str, ...]:
     return spec.needed_indexes(spec.options())
 
 
+def _reads(options: ComposeOptions) -> tuple[str, ...]:
+    """The methods whose options the pipeline reads (build): the filtered search's (metarag) under a
+    filter, the candidates stage's (also under a filter, on a corpus without metadata), each
+    expansion's."""
+    stages = options.with_preset().pipeline
+    return (*(("metarag",) if stages.filter else ()), stages.candidates, *stages.expand)
+
+
 def _held_out() -> frozenset[str]:
     """Questions any method that may be a stage shows as demonstrations: left out of every figure."""
     return frozenset().union(*(registry.held_out(n) for n in registry.names() if n != "compose"
@@ -448,4 +459,4 @@ METHOD = MethodSpec(
     name="compose", description="methods as stages of one pipeline: filter, share, candidates, expansion, fusion, "
                                 "rerank, balance, diversify",
     options=ComposeOptions, build=build, indexes=_indexes, embedder=True, uses_llm=_uses_llm, held_out=_held_out,
-    diagnostics=(StageTrace,))
+    diagnostics=(StageTrace,), reads=_reads)

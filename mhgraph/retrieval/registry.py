@@ -97,6 +97,8 @@ class MethodSpec:
     extra: str | None = None
     # its own command groups ("module:attribute" of a click group; imported when the CLI starts)
     commands: tuple[str, ...] = ()
+    # the other methods whose options it reads, given its own (compose: its stages' methods)
+    reads: Callable[[Any], Sequence[str]] | None = None
 
     def needed_indexes(self, options: Any) -> tuple[str, ...]:
         return tuple(self.indexes(options) if callable(self.indexes) else self.indexes)
@@ -190,6 +192,33 @@ def options_for(settings: Settings, name: str) -> Any:
 def options_with_origins(settings: Settings, name: str) -> tuple[Any, dict[str, str]]:
     spec = get(name)
     return resolve(name, spec.options, settings.option_sources)
+
+
+def methods_read(settings: Settings, name: str) -> tuple[str, ...]:
+    """`name` and every method whose options it reads as configured (its stages', theirs)."""
+    seen: list[str] = []
+    todo = [name]
+    while todo:
+        method = todo.pop(0)
+        if method in seen:
+            continue
+        seen.append(method)
+        if (reads := get(method).reads) is not None:
+            todo.extend(reads(options_for(settings, method)))
+    return tuple(seen)
+
+
+def unread_flags(settings: Settings, name: str) -> dict[str, tuple[str, ...]]:
+    """The flags given on the command line that set options of no method `name` reads, each with
+    the options it sets ("method.field"): a flag every command takes, ignored by this run."""
+    read = set(methods_read(settings, name))
+    sets: dict[str, list[str]] = {}
+    for method, fields in settings.option_sources.flags.items():
+        flags = {info.name: info.flag for info in get(method).option_infos()}
+        for field_name in fields:
+            sets.setdefault(flags[field_name], []).append(f"{method}.{field_name}")
+    return {flag: tuple(keys) for flag, keys in sets.items()
+            if not read & {key.partition(".")[0] for key in keys}}
 
 
 def check_config(sources: OptionSources) -> None:

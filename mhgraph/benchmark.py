@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Collection
 
 from mhgraph.errors import InputError, MhgraphError
-from mhgraph.ingest.corpus import JSON_LINES_SUFFIXES, json_lines_records, json_records, parse_datetime
-from mhgraph.ingest.textfile import plain_suffix
+from mhgraph.ingest.corpus import json_lines_records, json_records, named_json_lines, parse_datetime
 from mhgraph.types import NULL_TYPE, QUESTION_TYPES, Evidence, Question
 
 __all__ = ["BENCHMARK_DIR_ENV", "MISSING_HINT", "NULL_TYPE", "QUESTION_TYPES", "Evidence", "Question",
@@ -91,7 +90,7 @@ def load_questions(
     if not path.is_file():
         raise InputError(path, "", MISSING_HINT)
     # a JSON list of questions (the benchmark's form), or JSON Lines by the file's name
-    records = json_lines_records if plain_suffix(path) in JSON_LINES_SUFFIXES else json_records
+    records = json_lines_records if named_json_lines(path) else json_records
     questions = [_question(path, record, line, value) for record, line, value in records(path, "questions")]
     if exclude:
         questions = [q for q in questions if q.query not in exclude]

@@ -25,6 +25,7 @@ from mhgraph.ingest.textfile import TextWindow, plain_suffix
 Format = Literal["json", "jsonl", "flat"]
 FORMATS: tuple[str, ...] = get_args(Format)
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
+
 SEPARATOR = "<endofpassage>"
 METADATA_FIELDS = ("author", "source", "category", "url")
 # A document's key (config.KEY_RULES) may name any of these, or any field of a JSON record.
@@ -152,6 +153,11 @@ def _same_key(keys: array, versions: array, lines: array) -> tuple[int, int] | N
     return int(lines[order[start]]), second
 
 
+def named_json_lines(path: Path) -> bool:
+    """Whether `path`'s name says JSON Lines (.jsonl or .ndjson, gzipped or not)."""
+    return plain_suffix(path) in JSON_LINES_SUFFIXES
+
+
 def open_corpus(path: Path | str, fmt: Format | None = None, key: str = "auto") -> CorpusFile:
     """The corpus file at `path` (gzipped if its name ends in .gz), its format detected unless given
     (json: a .json name or a leading '['; jsonl: a .jsonl or .ndjson name or a leading '{'; else
@@ -163,7 +169,7 @@ def open_corpus(path: Path | str, fmt: Format | None = None, key: str = "auto") 
         if not first:   # rather than "expected a JSON list" or "no articles to ingest"
             raise InputError(path, "", "the file is empty" + (" (whitespace only)" if window.pos else ""))
     suffix = plain_suffix(path)
-    detected = ("jsonl" if suffix in JSON_LINES_SUFFIXES or (first == "{" and suffix != ".json") else
+    detected = ("jsonl" if named_json_lines(path) or (first == "{" and suffix != ".json") else
                 "json" if suffix == ".json" or first == "[" else "flat")
     return CorpusFile(path, fmt or detected, check_key_rule(key))
 

@@ -138,9 +138,20 @@ def test_a_flag_no_method_of_the_run_reads_is_named() -> None:
     assert registry.unread_flags(settings, "compose") == {"--hops": ("treehop.hops",)}
     # with a filter stage, the filtered search's (metarag) and the candidates' (a corpus without metadata)
     settings = load_settings({}, EMPTY, {"compose": {"stages": "in-domain"}, "treehop": {"hops": 2},
-                                         "metarag": {"candidates": 40}, "ppr": {"damping": 0.4}})
+                                         "metarag": {"alpha": 0.3}, "ppr": {"damping": 0.4}})
     assert registry.methods_read(settings, "compose") == ("compose", "metarag", "hybrid", "treehop")
     assert registry.unread_flags(settings, "compose") == {"--ppr-damping": ("ppr.damping",)}
+    # ... but not those of their options the line sets: the filtered search's extractor and depth of
+    # candidates, its own reranker (the line's reranks), the expansion's extractor
+    settings = load_settings({}, EMPTY, {"compose": {"stages": "in-domain"}, "treehop": {"filter_extractor": "llm"},
+                                         "metarag": {"filter_extractor": "llm", "candidates": 40, "alpha": 0.3}})
+    assert {"metarag.filter_extractor", "metarag.candidates", "metarag.reranker",
+            "treehop.filter_extractor"} <= registry.options_overridden(settings, "compose")
+    assert registry.unread_flags(settings, "compose") == {
+        "--filter-extractor": ("metarag.filter_extractor", "treehop.filter_extractor"),
+        "--candidates": ("metarag.candidates",)}
+    # no filter: the expansion reads the question's sources and dates by the rules
+    assert registry.options_overridden(load_settings({}, EMPTY, {}), "compose") == {"ppr.filter_extractor"}
     # a flag several methods declare is read where any of them is
     shared = next(flag for flag, infos in _flags().items() if len({i.method for i in infos}) > 1)
     infos = _flags()[shared]
@@ -154,5 +165,5 @@ def test_query_warns_of_a_flag_the_method_ignores(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-m", "mhgraph.cli", "query", "-m", "vector", "--stages", "expand=treehop",
                            "who?"], capture_output=True, text=True, env=env)
-    assert "warning: --stages is ignored: it sets compose.stages, and method 'vector' reads the options of vector " \
+    assert "warning: --stages is ignored: --stages sets compose.stages, and 'vector' reads the options of vector " \
            "only" in done.stderr.splitlines()

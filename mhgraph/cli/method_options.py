@@ -87,10 +87,15 @@ def pop_method_flags(kwargs: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def warn_of_unread_flags(settings: Settings, method: str) -> None:
     """A warning for each method flag this run ignores: every command takes every method's flags,
-    and `method` reads only its own options and those of the methods it runs (a pipeline's stages)."""
+    and `method` reads only its own options and those of the methods it runs (a pipeline's stages),
+    some of which it sets itself."""
     unread = registry.unread_flags(settings, method)
-    if unread:
-        read = ", ".join(registry.methods_read(settings, method))
-        for flag, keys in unread.items():
-            warnings.warn(f"{flag} is ignored: it sets {', '.join(keys)}, and method '{method}' reads the options "
-                          f"of {read} only", UserWarning, stacklevel=2)
+    if not unread:
+        return
+    read = registry.methods_read(settings, method)
+    for flag, keys in unread.items():
+        own = [key for key in keys if key.partition(".")[0] in read]
+        why = [f"method '{method}' sets {', '.join(own)} itself (or leaves it unused)"] if own else []
+        if others := [key for key in keys if key not in own]:
+            why.append(f"{flag} sets {', '.join(others)}, and '{method}' reads the options of {', '.join(read)} only")
+        warnings.warn(f"{flag} is ignored: {'; '.join(why)}", UserWarning, stacklevel=2)

@@ -17,14 +17,15 @@ fails when this page and the code disagree. -->
 
 Every setting resolves in this order: a command-line flag, then the environment, then the config
 file, then the default. The config file is `$MHGRAPH_CONFIG`, else `./mhgraph.toml`, else
-`mhgraph.toml` in the user config folder; `mhgraph config` prints every value and where it came
-from (secrets masked).
+`config.toml` in the user config folder (`~/.config/mhgraph/` on Linux); `mhgraph config`
+prints every value and where it came from (secrets masked).
 
 Shared settings are top-level keys of the config file. A method's options go in the method's own
 table (`[metarag]`, `[treehop]`, ...); the older flat keys listed here still work, with a
 deprecation warning. A flag several methods declare sets each of them. `query`, `ask` and `eval`
 take every method's flags; one that sets no option of the methods the run reads (its own, and a
-pipeline's stages') is named in a warning, since it changes nothing.
+pipeline's stages'), or only options the pipeline's line sets itself (its filtered search's
+extractor, say), is named in a warning, since it changes nothing.
 
 ```toml
 chunk_size = 256

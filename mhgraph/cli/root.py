@@ -61,7 +61,8 @@ def config_cmd(ctx: click.Context, reference: bool) -> None:
         click.echo(configuration_markdown(), nl=False)
         return
     settings = settings_from(ctx)
-    click.echo(f"# config file: {ctx.find_root().obj['config_path'] or default_config_path()}")
+    path = Path(ctx.find_root().obj["config_path"] or default_config_path())
+    click.echo(f"# config file: {path}" + ("" if path.is_file() else " (not present: defaults and environment)"))
     shown = settings.resolved()
     if settings.uses_local_server:  # say what "unset" means here
         shown["neo4j_uri"] = f"(local server) {settings.uri}"

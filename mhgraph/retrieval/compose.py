@@ -341,6 +341,7 @@ def build(ctx: BuildContext, options: ComposeOptions) -> ComposedRetriever:
         metarag = registry.options_for(settings, "metarag")
         _same_depth(stages, metarag.hybrid_depth if stages.candidates == "hybrid" else None)
         _same_words(stages, metarag.filter_words if stages.candidates == "hybrid" else "keep")
+        # the line's, over metarag's configured options (the depth and the words checked against it above)
         metarag = metarag.model_copy(update={
             "filter_extractor": stages.filter, "search": stages.candidates, "candidates": candidate_k,
             "per_source": stages.share == "source", "hybrid_depth": stages.depth,
@@ -449,6 +450,21 @@ def _reads(options: ComposeOptions) -> tuple[str, ...]:
     return (*(("metarag",) if stages.filter else ()), stages.candidates, *stages.expand)
 
 
+# metarag's options the filtered search takes from the line (build), or leaves unused (its own
+# reranker: the line's rerank stage reranks)
+FILTERED_SEARCH_SETS = ("filter_extractor", "search", "candidates", "per_source", "rerank", "reranker",
+                        "rerank_weight")
+
+
+def _overrides(options: ComposeOptions) -> tuple[str, ...]:
+    """The options of the methods the pipeline reads that it sets from its line (build,
+    _expansion_options): a flag setting only these changes nothing."""
+    stages = options.with_preset().pipeline
+    out = [f"metarag.{name}" for name in FILTERED_SEARCH_SETS] if stages.filter else []
+    return (*out, *(f"{name}.filter_extractor" for name in stages.expand
+                    if "filter_extractor" in registry.get(name).options.model_fields))
+
+
 def _held_out() -> frozenset[str]:
     """Questions any method that may be a stage shows as demonstrations: left out of every figure."""
     return frozenset().union(*(registry.held_out(n) for n in registry.names() if n != "compose"
@@ -459,4 +475,4 @@ METHOD = MethodSpec(
     name="compose", description="methods as stages of one pipeline: filter, share, candidates, expansion, fusion, "
                                 "rerank, balance, diversify",
     options=ComposeOptions, build=build, indexes=_indexes, embedder=True, uses_llm=_uses_llm, held_out=_held_out,
-    diagnostics=(StageTrace,), reads=_reads)
+    diagnostics=(StageTrace,), reads=_reads, overrides=_overrides)

@@ -97,8 +97,10 @@ class MethodSpec:
     extra: str | None = None
     # its own command groups ("module:attribute" of a click group; imported when the CLI starts)
     commands: tuple[str, ...] = ()
-    # the other methods whose options it reads, given its own (compose: its stages' methods)
+    # the other methods whose options it reads, given its own (compose: its stages' methods), and
+    # those of their options ("method.field") it sets itself or leaves unused (the stages line's)
     reads: Callable[[Any], Sequence[str]] | None = None
+    overrides: Callable[[Any], Sequence[str]] | None = None
 
     def needed_indexes(self, options: Any) -> tuple[str, ...]:
         return tuple(self.indexes(options) if callable(self.indexes) else self.indexes)
@@ -196,29 +198,46 @@ def options_with_origins(settings: Settings, name: str) -> tuple[Any, dict[str, 
 
 def methods_read(settings: Settings, name: str) -> tuple[str, ...]:
     """`name` and every method whose options it reads as configured (its stages', theirs)."""
+    return tuple(_reading(settings, name)[0])
+
+
+def options_overridden(settings: Settings, name: str) -> frozenset[str]:
+    """The options ("method.field") of the methods `name` reads that it sets itself or leaves
+    unused as configured (a pipeline's line sets its filtered search's extractor, say)."""
+    return frozenset(_reading(settings, name)[1])
+
+
+def _reading(settings: Settings, name: str) -> tuple[list[str], set[str]]:
     seen: list[str] = []
+    overridden: set[str] = set()
     todo = [name]
     while todo:
         method = todo.pop(0)
         if method in seen:
             continue
         seen.append(method)
-        if (reads := get(method).reads) is not None:
-            todo.extend(reads(options_for(settings, method)))
-    return tuple(seen)
+        spec = get(method)
+        if spec.reads is not None or spec.overrides is not None:
+            options = options_for(settings, method)
+            todo.extend(spec.reads(options) if spec.reads else ())
+            overridden.update(spec.overrides(options) if spec.overrides else ())
+    return seen, overridden
 
 
 def unread_flags(settings: Settings, name: str) -> dict[str, tuple[str, ...]]:
-    """The flags given on the command line that set options of no method `name` reads, each with
-    the options it sets ("method.field"): a flag every command takes, ignored by this run."""
-    read = set(methods_read(settings, name))
+    """The flags given on the command line that set no option method `name` reads (an option of
+    a method it does not read, or one it sets itself), each with the options it sets
+    ("method.field"): a flag every command takes, ignored by this run."""
+    read, overridden = _reading(settings, name)
     sets: dict[str, list[str]] = {}
     for method, fields in settings.option_sources.flags.items():
         flags = {info.name: info.flag for info in get(method).option_infos()}
         for field_name in fields:
             sets.setdefault(flags[field_name], []).append(f"{method}.{field_name}")
-    return {flag: tuple(keys) for flag, keys in sets.items()
-            if not read & {key.partition(".")[0] for key in keys}}
+    order = {method: n for n, method in enumerate(names())}
+    return {flag: tuple(sorted(keys, key=lambda key: order.get(key.partition(".")[0], len(order))))
+            for flag, keys in sets.items()
+            if all(key.partition(".")[0] not in read or key in overridden for key in keys)}
 
 
 def check_config(sources: OptionSources) -> None:

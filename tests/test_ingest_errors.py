@@ -39,6 +39,13 @@ CASES = {
                                           ":2: text after the record on its line: one JSON value a line"),
     "JSON Lines, a bad record": ("bad.jsonl", json.dumps(GOOD[0]) + '\n{"title": "x", "body": }\n',
                                  ":2: invalid JSON: Expecting value (column 24)"),
+    "JSON Lines, a record left open": ("open.jsonl", json.dumps(GOOD[0]) + '\n{"title": "x", "body": "y"\n' +
+                                       json.dumps(GOOD[0]) + "\n",
+                                       ":2: invalid JSON: Expecting ',' delimiter (column 27): the line ends inside "
+                                       "the record (JSON Lines: one whole value a line)"),
+    "JSON Lines, a record over two lines": ("two-lines.jsonl", '{"title": "x",\n "body": "y"}\n',
+                                            ":1: invalid JSON: Expecting property name enclosed in double quotes "
+                                            "(column 15): the line ends inside the record"),
     "JSON Lines, a record not an object": ("list.jsonl", json.dumps(GOOD[0]) + "\n[1]\n",
                                            ":2 (record 2): expected an article object, got list"),
     "nested too deeply": ("deep.json", "[" * 100_000, ":1: invalid JSON: nested too deeply"),

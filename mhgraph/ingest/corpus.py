@@ -295,17 +295,34 @@ def json_lines_records(path: Path, what: str = "articles") -> Iterator[tuple[int
                 if not record:
                     raise InputError(path, "", f"no {what} in the file")
                 return
-            line = window.line(window.pos)
-            value, end = _decode_next(decoder, window)
+            start, line = window.pos, window.line(window.pos)
+            end_of_line = _line_end(window)
+            try:   # the line alone: a record left open is an error at its own line, not a later one's
+                value, end = decoder.raw_decode(window.text[start:end_of_line])
+            except json.JSONDecodeError as exc:
+                _, column = window.location(start + exc.pos)
+                open_ = exc.pos >= len(window.text[start:end_of_line].rstrip())
+                raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})" + (
+                    ": the line ends inside the record (JSON Lines: one whole value a line)" if open_ else "")) \
+                    from None
             record += 1
-            window.pos = end
-            while window.peek() in (" ", "\t", "\r"):
-                window.pos += 1
-            if window.peek() not in ("", "\n"):
+            if window.text[start + end:end_of_line].strip():
                 raise InputError(path, f"{line}", f"text after the record on its line: one JSON value a line "
                                  f"(JSON Lines), or give a JSON list of {what}")
+            window.pos = end_of_line
             yield record, line, value
             window.consume()
+
+
+def _line_end(window: TextWindow) -> int:
+    """The index of the newline ending the line at window.pos (or of the file's end), reading more
+    of the file until it is in the window."""
+    searched = window.pos
+    while (found := window.text.find("\n", searched)) < 0:
+        searched = len(window.text)
+        if not window.fill():
+            return len(window.text)
+    return found
 
 
 def _decode_next(decoder: json.JSONDecoder, window: TextWindow) -> tuple[object, int]:

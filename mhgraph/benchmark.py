@@ -88,7 +88,8 @@ def load_questions(
     if per_type is not None and per_type < 1:
         raise MhgraphError(f"per_type must be >= 1, got {per_type}")
     if not path.is_file():
-        raise InputError(path, "", MISSING_HINT)
+        # where the benchmark goes, unless the file was named (--questions, a path of one's own)
+        raise InputError(path, "", MISSING_HINT if path == default_questions_path() else "file not found")
     # a JSON list of questions (the benchmark's form), or JSON Lines by the file's name
     records = json_lines_records if named_json_lines(path) else json_records
     questions = [_question(path, record, line, value) for record, line, value in records(path, "questions")]

@@ -109,12 +109,17 @@ def test_bad_input_is_one_line_naming_file_and_record(tmp_path: Path, case: str)
     assert message.startswith(f"{path}{fragment}"), message
 
 
-def test_missing_file(tmp_path: Path) -> None:
+def test_missing_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "MultiHopRAG.json"
+    monkeypatch.setenv("MHGRAPH_BENCHMARK_DIR", str(tmp_path))   # the default place: say where it goes
     with pytest.raises(MhgraphError) as info:
         load_questions(path)
     assert str(info.value) == f"{path}: {MISSING_HINT}"
     assert "../shared/data/multihop-rag/" in str(info.value) and "--questions" in str(info.value)
+    mine = tmp_path / "mine.json"   # a file of one's own: only that it is missing
+    with pytest.raises(MhgraphError) as info:
+        load_questions(mine)
+    assert str(info.value) == f"{mine}: file not found"
 
 
 def test_unknown_type_filter() -> None:

@@ -207,10 +207,27 @@ def test_eval_options_that_would_write_elsewhere_or_be_ignored_are_refused(optio
 
 def test_missing_benchmark_file_is_one_line_error(sample_graph, settings, tmp_path: Path) -> None:
     missing = tmp_path / "multihop-rag" / "MultiHopRAG.json"
-    out = run_cli(settings, "eval", "--method", "vector", "--questions", str(missing), "--no-progress")
+    out = run_cli(settings, "eval", "--method", "vector", "--no-progress",
+                  env={"MHGRAPH_BENCHMARK_DIR": str(missing.parent)})
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
         f"error: {missing}: file not found (put the benchmark in ../shared/data/multihop-rag/ or pass --questions)"]
+    out = run_cli(settings, "eval", "--method", "vector", "--questions", str(missing), "--no-progress")
+    assert out.stderr.strip().splitlines() == [f"error: {missing}: file not found"]
+
+
+def test_questions_of_another_corpus_are_one_line_error(sample_graph, settings, tmp_path: Path) -> None:
+    """Questions none of whose evidence is in the corpus would score 0 over no question: refused."""
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"query": "Who wrote it?", "answer": "Ann", "question_type": "inference_query",
+                                  "evidence_list": [{"title": "A title the sample does not hold",
+                                                     "fact": "A fact of another corpus entirely."}]}]))
+    out = run_cli(settings, "eval", "--method", "bm25", "--questions", str(other), "--no-progress",
+                  "--runs-dir", str(tmp_path / "runs"))
+    assert out.returncode == 1 and not (tmp_path / "runs").exists()
+    assert out.stderr.strip().splitlines() == [
+        f"error: {other}: the evidence of its 1 question is not in corpus 'sample' (no fact matches its chunks): "
+        "give the corpus these questions were written for (--corpus)"]
 
 
 def test_hop_links_are_stored_for_multi_hop_results(sample_graph, settings) -> None:

@@ -216,6 +216,12 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     matcher = gold_matcher(driver, database, corpus)
     gold = matcher.gold_sets(questions)
     coverage = coverage_report(questions, matcher)
+    with_evidence = [q for q in questions if q.evidence]
+    if with_evidence and len(coverage.questions_without_gold) == len(with_evidence):
+        # every figure would be 0 over no question: the questions were written for another corpus
+        raise MhgraphError(f"{options.questions_path}: the evidence of its {len(with_evidence)} question"
+                           f"{'s' * (len(with_evidence) != 1)} is not in corpus '{corpus}' (no fact matches its chunks): give the corpus these questions were "
+                           "written for (--corpus)")
 
     # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
     # setting fails before any retrieval.

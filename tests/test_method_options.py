@@ -167,3 +167,12 @@ def test_query_warns_of_a_flag_the_method_ignores(tmp_path: Path) -> None:
                            "who?"], capture_output=True, text=True, env=env)
     assert "warning: --stages is ignored: --stages sets compose.stages, and 'vector' reads the options of vector " \
            "only" in done.stderr.splitlines()
+
+
+@pytest.mark.parametrize("command", ["query", "ask"])
+def test_an_empty_question_is_one_line_before_anything_loads(command: str, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}   # no server: the question is refused first
+    done = subprocess.run([sys.executable, "-m", "mhgraph.cli", command, " \n", "--llm-backend", "none"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["error: the question is empty: give the text to search for"]

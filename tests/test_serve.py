@@ -264,6 +264,23 @@ def test_api_key_is_required_when_set_and_off_loopback(sample_graph, settings) -
     assert proc.returncode != 0 and "set MHGRAPH_API_KEY" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_a_port_in_use_or_an_unknown_corpus_is_one_line_before_serving(sample_graph, settings) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for command in ("serve", "mcp"):
+            args = (command, "--port", str(port)) + (("--transport", "http") if command == "mcp" else ())
+            proc = run_cli(settings, *args, env=OFFLINE, timeout=120)
+            assert proc.returncode == 1
+            assert proc.stderr.strip().splitlines() == [   # not the address, then uvicorn's error
+                f"error: cannot listen on 127.0.0.1:{port}: Address already in use (another server there? choose "
+                "another --port)"]
+    proc = run_cli(settings, "serve", "--port", str(free_port()), "--corpus", "nope", env=OFFLINE, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip().splitlines()[0].startswith("error: ") \
+        and "'nope'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
 def events(response: httpx.Response) -> Iterator[tuple[float, str, dict]]:
     """(seconds since the request, event, data) of a server-sent event stream, as they arrive."""
     started, event = time.monotonic(), None

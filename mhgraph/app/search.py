@@ -8,6 +8,7 @@ from typing import Any
 from mhgraph.answer import build_reader
 from mhgraph.app.status import Status, silent
 from mhgraph.config import Settings
+from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
 from mhgraph.llm import backend_name, load_llm
@@ -36,6 +37,7 @@ def retrieve(settings: Settings, method: str, question: str, top_k: int, *, llm:
              status: Status = silent) -> RetrievalResult:
     """`method`'s evidence for `question`, loading only what the method needs (its embedder, the
     language model when its options make it call one), after checking what it needs of the graph."""
+    _check_question(question)
     options = registry.options_for(settings, method)
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
@@ -50,7 +52,14 @@ def retrieve(settings: Settings, method: str, question: str, top_k: int, *, llm:
 def gather_evidence(settings: Settings, method: str, question: str, top_k: int, *, cache: bool = True,
                     status: Status = silent) -> Evidence:
     """The reader (its model checked before retrieval) and the top `top_k` chunks `method` finds."""
+    _check_question(question)
     llm = language_model(settings, cache, status)
     reader = build_reader(llm)   # a model problem shows before retrieval
     result = retrieve(settings, method, question, top_k, llm=llm, cache=cache, status=status)
     return Evidence(result, result.final_ranking()[:top_k], reader)
+
+
+def _check_question(question: str) -> None:
+    # an empty question has no evidence: vector search would still rank chunks and the reader answer from them
+    if not question.strip():
+        raise MhgraphError("the question is empty: give the text to search for")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import ipaddress
+import socket
 from pathlib import Path
 
 import click
@@ -39,6 +40,36 @@ def _require_extra() -> None:
                            f"pip install 'mhgraph[serve]'")
 
 
+def _listening(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before it says where it serves: a port in use is one line, not
+    the address printed and then uvicorn's error."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        raise MhgraphError(f"--host {host}: {exc.strerror or exc}") from None
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise MhgraphError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (another server there? choose "
+                           "another --port)") from None
+    return sock
+
+
+def _run(app: object, sock: socket.socket) -> None:
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+def _check_corpus(resources: object, corpus: str | None) -> None:
+    """The server's default corpus is there, before requests that name none all fail."""
+    if corpus:
+        resources.graph(corpus)   # NotFoundError, one line, listing the corpora
+
+
 def _host_options(command):
     for option in reversed([
         click.option("--host", default="127.0.0.1", show_default=True,
@@ -71,18 +102,18 @@ def serve(ctx: click.Context, host: str, port: int, api_key: str | None, corpus:
     """Serve the HTTP API (OpenAPI docs at /docs): /query, /ask (streamed with stream: true),
     /corpora, /methods, /runs, /ingest and /jobs, /health."""
     _require_extra()
-    import uvicorn
-
     from mhgraph.serve.api import create_app
     from mhgraph.serve.resources import Resources
 
     key = _key_for(host, api_key)
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     resources = Resources(settings, cache=not no_cache)
+    _check_corpus(resources, corpus)
+    sock = _listening(host, port)
     app = create_app(resources, api_key=key, cors_origins=cors_origins, uploads=uploads, ingest_roots=ingest_roots,
                      threads=threads, host=host)
     click.echo(f"mhgraph API on http://{host}:{port} (docs: /docs){', API key required' if key else ''}", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    _run(app, sock)
 
 
 @cli.command()
@@ -103,13 +134,13 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, api_key: str |
     resources = Resources(settings, cache=not no_cache)
     server = create_mcp(resources)
     try:
+        _check_corpus(resources, corpus)
         if transport == "stdio":
             server.run("stdio")
         else:
-            import uvicorn
-
+            sock = _listening(host, port)
             app = require_key(server.streamable_http_app(host=host), key)
             click.echo(f"mhgraph MCP on http://{host}:{port}/mcp{', API key required' if key else ''}", err=True)
-            uvicorn.run(app, host=host, port=port, log_level="warning")
+            _run(app, sock)
     finally:
         resources.close()

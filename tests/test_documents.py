@@ -182,6 +182,9 @@ def test_a_delete_leaves_no_orphan_and_equals_an_ingest_without_it(empty_graph, 
         "--corpus news')"]
     listed = run_cli(settings, "documents", "list", "--corpus", "news")
     assert listed.returncode == 0 and listed.stdout.strip().endswith("17 documents in corpus 'news'")
+    # each key whole, as show and delete take it
+    assert {line.split()[0] for line in listed.stdout.splitlines()[1:-1]} == \
+        {a["url"] for n, a in enumerate(ARTICLES) if n != 5}
     shown = run_cli(settings, "documents", "show", "--corpus", "news", "--key", ARTICLES[0]["url"])
     assert shown.returncode == 0 and f"title           {ARTICLES[0]['title']}" in shown.stdout
     # --file: every document of a file ("this feed was withdrawn"), even when the file is gone

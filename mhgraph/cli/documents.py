@@ -38,11 +38,13 @@ def list_cmd(ctx: click.Context, corpus: str | None, file: Path | None) -> None:
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)
         rows = list_documents(driver, graph.database, graph.corpus, str(file.resolve()) if file else None)
-    click.echo(f"{'key':60} {'version':10} {'chunks':>6} {'with claims':>11}  title")
+    # keys whole: 'documents show' and 'delete' take them as printed; the column as wide as they are
+    width = max([len("key"), *(len(r["key"] or "-") for r in rows)])
+    click.echo(f"{'key':{width}} {'version':10} {'chunks':>6} {'with claims':>11}  title")
     for r in rows:
-        click.echo(f"{_cut(r['key'] or '-', 60):60} {(r['version'] or '-')[:10]:10} {r['chunks']:6d} "
+        click.echo(f"{r['key'] or '-':{width}} {(r['version'] or '-')[:10]:10} {r['chunks']:6d} "
                    f"{r['chunks_with_claims']:11d}  {_cut(r['title'] or '', 60)}")
-    click.echo(f"{len(rows)} documents in corpus '{graph.corpus}'")
+    click.echo(f"{len(rows)} document{'s' * (len(rows) != 1)} in corpus '{graph.corpus}'")
     if unkeyed := sum(r["key"] is None for r in rows):
         click.echo(f"{unkeyed} of them were stored before documents had keys: ingest their file again to key them "
                    "(unchanged documents are not re-embedded)")

@@ -20,6 +20,7 @@ global backend change).
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -272,6 +273,12 @@ def _figure(panels: int = 1):
     return fig, [fig.add_subplot(1, panels, i + 1) for i in range(panels)]
 
 
+def _tight(fig) -> None:
+    with warnings.catch_warnings():   # a long legend label (a pipeline's stages) may not fit: drawn as it is
+        warnings.filterwarnings("ignore", message="Tight layout not applied")
+        fig.tight_layout()
+
+
 def _draw_f1(ax, summaries: Sequence[Summary]) -> None:
     for s in summaries:
         hops = s["overall"]["hops"]
@@ -305,7 +312,7 @@ def _draw_recall(ax, summaries: Sequence[Summary]) -> None:
 def _plot(draw, summaries: Sequence[Summary], path: Path | str) -> Path:
     fig, (ax,) = _figure()
     draw(ax, summaries)
-    fig.tight_layout()
+    _tight(fig)
     fig.savefig(path, dpi=120)
     return Path(path)
 
@@ -384,7 +391,7 @@ def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare")
     fig, (left, right) = _figure(2)
     _draw_f1(left, runs)
     _draw_recall(right, runs)
-    fig.tight_layout()
+    _tight(fig)
     png = out / f"{stem}.png"
     fig.savefig(png, dpi=120)
     return markdown, [png]

@@ -257,7 +257,8 @@ def json_records(path: Path, what: str = "articles") -> Iterator[tuple[int, int,
     with TextWindow(path) as window, _JSONErrors(path, window):
         window.skip_whitespace()
         if window.peek() != "[":
-            raise InputError(path, f"{window.line(window.pos)}", f"expected a JSON list of {what}")
+            lines = " (JSON Lines, one object a line, are read from a .jsonl file)" if window.peek() == "{" else ""
+            raise InputError(path, f"{window.line(window.pos)}", f"expected a JSON list of {what}{lines}")
         window.pos += 1
         record = 0
         while True:

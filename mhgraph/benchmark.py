@@ -78,11 +78,12 @@ def load_questions(
     path = Path(path)
     if isinstance(types, str):
         types = [types]
-    if types is not None:
+    if types is not None:   # a type's short name too ('inference'), as mhgraph generate writes them
+        types = [f"{t}_query" if f"{t}_query" in QUESTION_TYPES else t for t in types]
         unknown = sorted(set(types) - set(QUESTION_TYPES))
         if unknown:
             raise MhgraphError(f"unknown question type(s) {', '.join(unknown)}; "
-                               f"choose from {', '.join(QUESTION_TYPES)}")
+                               f"choose from {', '.join(QUESTION_TYPES)} (or without '_query')")
     if limit is not None and limit < 0:
         raise MhgraphError(f"limit must be >= 0, got {limit}")
     if per_type is not None and per_type < 1:

@@ -127,6 +127,12 @@ def test_unknown_type_filter() -> None:
         load_questions(SAMPLE_QUESTIONS, types=["bridge_query"])
 
 
+def test_types_by_their_short_names_as_generate_writes_them() -> None:
+    full = load_questions(SAMPLE_QUESTIONS, types=["inference_query", "null_query"])
+    assert full and {q.question_type for q in full} <= {"inference_query", "null_query"}
+    assert load_questions(SAMPLE_QUESTIONS, types=["inference", "null"]) == full
+
+
 def test_valid_minimal_file(tmp_path: Path) -> None:
     null = {"query": "N?", "answer": "Insufficient information.", "question_type": "null_query", "evidence_list": []}
     path = _write(tmp_path, "q.json", _records(GOOD, null))

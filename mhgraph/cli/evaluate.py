@@ -34,7 +34,7 @@ from mhgraph.graph.connection import connect
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--per-type", type=click.IntRange(min=1),
               help="Only the first N questions of each type (a stratified slice, in file order).")
-@click.option("--types", help="Comma-separated question types, e.g. inference_query,comparison_query.")
+@click.option("--types", help="Comma-separated question types, e.g. inference,comparison (or inference_query, ...).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
               help="Questions run concurrently: threads, or with --engine ray the cluster's workers.")
 @engine_options(workers=False)

@@ -46,6 +46,9 @@ CASES = {
     "JSON Lines, a record over two lines": ("two-lines.jsonl", '{"title": "x",\n "body": "y"}\n',
                                             ":1: invalid JSON: Expecting property name enclosed in double quotes "
                                             "(column 15): the line ends inside the record"),
+    "JSON Lines, a line break inside a string": ("break.jsonl", '{"title": "x", "body": "one\ntwo"}\n',
+                                                 ":1: invalid JSON: Unterminated string starting at (column 24): "
+                                                 "the line ends inside the record"),
     "JSON Lines, a record not an object": ("list.jsonl", json.dumps(GOOD[0]) + "\n[1]\n",
                                            ":2 (record 2): expected an article object, got list"),
     "nested too deeply": ("deep.json", "[" * 100_000, ":1: invalid JSON: nested too deeply"),

@@ -150,6 +150,10 @@ def test_a_flag_no_method_of_the_run_reads_is_named() -> None:
     assert registry.unread_flags(settings, "compose") == {
         "--filter-extractor": ("metarag.filter_extractor", "treehop.filter_extractor"),
         "--candidates": ("metarag.candidates",)}
+    # an expansion by metarag reads its options as configured, but for the line's extractor
+    settings = load_settings({}, EMPTY, {"compose": {"stages": "filter=rules candidates=hybrid expand=metarag"},
+                                         "metarag": {"candidates": 50, "filter_extractor": "llm"}})
+    assert registry.unread_flags(settings, "compose") == {"--filter-extractor": ("metarag.filter_extractor",)}
     # no filter: the expansion reads the question's sources and dates by the rules
     assert registry.options_overridden(load_settings({}, EMPTY, {}), "compose") == {"ppr.filter_extractor"}
     # a flag several methods declare is read where any of them is

@@ -3,9 +3,11 @@ agents, with the models loaded once."""
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import ipaddress
 import socket
+import sys
 from pathlib import Path
 
 import click
@@ -41,27 +43,31 @@ def _require_extra() -> None:
 
 
 def _listening(host: str, port: int) -> socket.socket:
-    """The server's socket, bound before it says where it serves: a port in use is one line, not
-    the address printed and then uvicorn's error."""
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        sock = socket.socket(family, socket.SOCK_STREAM)
-    except OSError as exc:
-        raise MhgraphError(f"--host {host}: {exc.strerror or exc}") from None
+    """The server's socket, bound before it says where it serves, as uvicorn binds it (IPv6 for a
+    host with ':', else IPv4): a port in use is one line, not the address printed and then
+    uvicorn's error."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise MhgraphError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (another server there? choose "
-                           "another --port)") from None
+        hint = " (another server there? choose another --port)" if exc.errno == errno.EADDRINUSE else ""
+        raise MhgraphError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from None
     return sock
 
 
 def _run(app: object, sock: socket.socket) -> None:
+    """uvicorn on `sock` until it stops; Ctrl-C ends it as uvicorn.run does (a clean exit)."""
     import uvicorn
 
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:   # raised again once the server has shut down
+        pass
+    if not server.started:      # its startup failed (uvicorn logged why)
+        sys.exit(3)
 
 
 def _check_corpus(resources: object, corpus: str | None) -> None:

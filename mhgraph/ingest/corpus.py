@@ -302,7 +302,8 @@ def json_lines_records(path: Path, what: str = "articles") -> Iterator[tuple[int
                 value, end = decoder.raw_decode(window.text[start:end_of_line])
             except json.JSONDecodeError as exc:
                 _, column = window.location(start + exc.pos)
-                open_ = exc.pos >= len(window.text[start:end_of_line].rstrip())
+                open_ = (exc.pos >= len(window.text[start:end_of_line].rstrip())
+                         or exc.msg.startswith("Unterminated string"))   # a line break inside a string
                 raise InputError(path, f"{line}", f"invalid JSON: {exc.msg} (column {column})" + (
                     ": the line ends inside the record (JSON Lines: one whole value a line)" if open_ else "")) \
                     from None

@@ -460,7 +460,9 @@ def _overrides(options: ComposeOptions) -> tuple[str, ...]:
     """The options of the methods the pipeline reads that it sets from its line (build,
     _expansion_options): a flag setting only these changes nothing."""
     stages = options.with_preset().pipeline
-    out = [f"metarag.{name}" for name in FILTERED_SEARCH_SETS] if stages.filter else []
+    # an expansion by metarag reads those options as configured: only its extractor is the line's
+    filtered = stages.filter and "metarag" not in stages.expand
+    out = [f"metarag.{name}" for name in FILTERED_SEARCH_SETS] if filtered else []
     return (*out, *(f"{name}.filter_extractor" for name in stages.expand
                     if "filter_extractor" in registry.get(name).options.model_fields))
 

@@ -221,8 +221,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         # every retrieval figure would be 0 over no question: the questions were written for another
         # corpus (answers are scored without gold chunks, so --answer runs)
         raise MhgraphError(f"{options.questions_path}: the evidence of its {len(with_evidence)} question"
-                           f"{'s' * (len(with_evidence) != 1)} is not in corpus '{corpus}' (no fact matches its chunks): give the corpus these questions were "
-                           "written for (--corpus)")
+                           f"{'s' * (len(with_evidence) != 1)} is not in corpus '{corpus}' (no fact matches its "
+                           "chunks): give the corpus these questions were written for (--corpus)")
 
     # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
     # setting fails before any retrieval.

@@ -25,7 +25,6 @@ from mhgraph.ingest.textfile import TextWindow, plain_suffix
 Format = Literal["json", "jsonl", "flat"]
 FORMATS: tuple[str, ...] = get_args(Format)
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
-
 SEPARATOR = "<endofpassage>"
 METADATA_FIELDS = ("author", "source", "category", "url")
 # A document's key (config.KEY_RULES) may name any of these, or any field of a JSON record.

@@ -288,7 +288,7 @@ class ComposeOptions(MethodOptions):
     def stages_line(self) -> str:
         """The stages that run: `stages` itself, or the line of the pipeline it names."""
         text = self.stages.strip()
-        if "=" in text or not text:
+        if "=" in text:   # an empty line is refused when the options are made (_parses)
             return text
         named = {**PRESETS, **self.pipelines}
         if text not in named:

@@ -33,9 +33,8 @@ from mhgraph.app.ingestion import ingest_file
 from mhgraph.config import check_corpus_name, check_key_rule
 from mhgraph.errors import InputError, MhgraphError, NotFoundError
 from mhgraph.eval import traces
-from mhgraph.ingest.corpus import FORMATS
 from mhgraph.graph.corpora import list_corpora
-from mhgraph.ingest.corpus import open_corpus
+from mhgraph.ingest.corpus import FORMATS, open_corpus
 from mhgraph.retrieval import registry
 from mhgraph.serve.auth import REFUSED, key_matches, key_sent
 from mhgraph.serve.jobs import Jobs, staged_upload

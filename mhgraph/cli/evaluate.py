@@ -107,6 +107,5 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         run = evaluate(settings, driver, options)
     from mhgraph.eval.report import to_markdown
 
-    click.echo(to_markdown(run.summary))
-    click.echo("\n".join(run.coverage.lines()[:2]))
+    click.echo(to_markdown(run.summary))   # its "Gold evidence coverage" section holds the coverage lines
     click.echo(f"run {run.run_id}: {run.run_dir}" + ("" if no_trace else " (traces stored in Neo4j)"))

@@ -169,7 +169,7 @@ def test_a_delete_leaves_no_orphan_and_equals_an_ingest_without_it(empty_graph, 
     claims(driver, settings, embedder)
     proc = run_cli(settings, "documents", "delete", "--corpus", "news", "--key", ARTICLES[5]["url"])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("deleted 1 documents of corpus 'news'")
+    assert proc.stdout.startswith("deleted 1 document of corpus 'news'")
     assert rows(driver, ORPHANS) == []
     assert rows(driver, "MATCH (d:Document {key: $k}) RETURN count(d) AS n", k=ARTICLES[5]["url"])[0]["n"] == 0
     # the lexical graph is a clean ingest of the other 17 (claims apart: the snapshot is the lexical graph)
@@ -240,7 +240,7 @@ def test_a_bridge_goes_with_one_of_its_documents(empty_graph, settings, embedder
              rows=[{"question": f"{run}-q", "node": node, "role": "visited", "weight": 0.5, "rank": 1}])
     proc = run_cli(settings, "documents", "delete", "--corpus", "news", "--key", key)
     assert proc.returncode == 0, proc.stderr
-    assert "marked stale: 1 evaluation runs whose traces reach them (walked-lone)" in proc.stdout
+    assert "marked stale: 1 evaluation run whose traces reach them (walked-lone)" in proc.stdout
     assert rows(driver, "MATCH (r:EvalRun) RETURN r.id AS id, r.stale AS stale, r.stale_keys AS keys ORDER BY id") == [
         {"id": "walked-bridge", "stale": None, "keys": None}, {"id": "walked-lone", "stale": True, "keys": [key]}]
     assert rows(driver, "MATCH (:Question)-[:WALKED {run: 'walked-lone'}]->(t) RETURN labels(t) AS labels") == [
@@ -299,7 +299,7 @@ def test_runs_that_saw_a_changed_document_are_stale_and_keep_their_results(empty
     path = driver.execute_query(cypher.load("browser/evidence_path"), run="before", question=question).records[0]
     assert path["stale"] is True and len(path["retired"]) > 0
     listed = run_cli(settings, "runs", "list")
-    assert "STALE: 1 documents changed since" in listed.stdout
+    assert "STALE: 1 document changed since" in listed.stdout
     compared = run_cli(settings, "runs", "compare", "before", "--runs-dir", str(runs_dir))
     assert compared.returncode == 0 and f"**stale**: run before retrieved documents replaced or deleted since (1: {key})" \
         in compared.stdout
@@ -467,9 +467,9 @@ def test_a_document_two_files_hold_goes_only_when_both_let_go(empty_graph, setti
     c = write(tmp_path / "c.json", changed(ARTICLES[3:4], 0))
     proc = run_cli(settings, "ingest", str(c), "--corpus", "news", "--no-progress")
     assert proc.returncode == 0 and "(added 0, replaced 1, unchanged 0, removed 0;" in proc.stdout, proc.stderr
-    assert (f"1 documents replaced versions read from other files ({b.resolve()}), e.g. {ARTICLES[3]['url']}: "
+    assert (f"1 document replaced versions read from other files ({b.resolve()}), e.g. {ARTICLES[3]['url']}: "
             "the last ingest wins") in proc.stderr
-    with pytest.warns(UserWarning, match=re.escape(f"1 documents replaced versions read from other files "
+    with pytest.warns(UserWarning, match=re.escape(f"1 document replaced versions read from other files "
                                                    f"({c.resolve()})")):
         assert ingest(b, settings, driver, embedder).replaced == 1
     assert rows(driver, "MATCH (d:Document {key: $k}) RETURN d.written_by AS w, d.files AS f",

@@ -296,7 +296,7 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
         assert ingest_corpus(changed, replace(settings, corpus="sample"), sample_graph,
                              progress=False).replaced == 1
         with pytest.warns(UserWarning, match=rf"^TreeHop model {out} \(in-domain trained, 2-fold\) was trained on "
-                                             rf"corpus 'sample' at revision {trained_at}; 1 documents were added, replaced"):
+                                             rf"corpus 'sample' at revision {trained_at}; 1 document was added, replaced"):
             build_retriever("treehop", sample_graph, replace(settings, corpus="sample"),
                             options=TreeHopOptions(model=str(out)))
     finally:   # the module's sample as it was

@@ -24,6 +24,7 @@ from mhgraph.graph.corpora import delete_corpus, list_corpora
 from mhgraph.ingest.corpus import FORMATS
 from mhgraph.ingest.ray_engine import RayIngestOptions
 from mhgraph.server import LocalNeo4j
+from mhgraph.wording import counted
 
 
 @cli.command()
@@ -111,8 +112,8 @@ def corpora_delete(ctx: click.Context, name: str | None, unnamed: bool) -> None:
             raise MhgraphError(f"no corpus '{name}' in the graph (see 'mhgraph corpora')" if name
                                else "the graph holds no unnamed documents")
         runs = delete_corpus(driver, settings.neo4j_database, target.name)
-    click.echo(f"deleted corpus {target.label}: {target.documents} documents, {target.chunks} chunks"
-               + (f", {len(runs)} evaluation runs" if runs else ""))
+    click.echo(f"deleted corpus {target.label}: {counted(target.documents, 'document')}, "
+               f"{counted(target.chunks, 'chunk')}" + (f", {counted(len(runs), 'evaluation run')}" if runs else ""))
 
 
 @cli.command()

@@ -19,6 +19,7 @@ from mhgraph.graph.documents import (
     show_document,
 )
 from mhgraph.graph.schema import rebuild_corpus_fulltext
+from mhgraph.wording import counted
 
 _corpus = click.option("--corpus", help="The corpus (default: the graph's only corpus).")
 
@@ -101,14 +102,15 @@ def delete_cmd(ctx: click.Context, corpus: str | None, key: str | None, file: Pa
         else:   # a document another file also holds stays, for that file
             removal = release_file(driver, graph.database, graph.corpus, str(file.resolve()), found)
         reindex = rebuild_corpus_fulltext(driver, graph.database, graph.corpus)
-    click.echo(f"deleted {removal.documents} documents of corpus '{graph.corpus}' ({what}): {removal.chunks} chunks, "
-               f"{removal.claims} claims, {removal.unused} names and sources nothing else used"
+    click.echo(f"deleted {counted(removal.documents, 'document')} of corpus '{graph.corpus}' ({what}): "
+               f"{counted(removal.chunks, 'chunk')}, {counted(removal.claims, 'claim')}, {removal.unused} names and "
+               f"sources nothing else used"
                + (f"; {removal.retired} nodes kept as Retired for evaluation traces" if removal.retired else "")
                + f"; fulltext index rebuilt in {reindex:.1f} s")
     if removal.kept:
-        click.echo(f"kept {removal.kept} documents that another file also holds (they leave {file})")
+        click.echo(f"kept {counted(removal.kept, 'document')} that another file also holds (they leave {file})")
     if removal.stale_runs:
-        click.echo(f"marked stale: {len(removal.stale_runs)} evaluation runs whose traces reach them "
+        click.echo(f"marked stale: {counted(len(removal.stale_runs), 'evaluation run')} whose traces reach them "
                    f"({', '.join(sorted(removal.stale_runs))})")
 
 

@@ -14,6 +14,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.eval import traces
 from mhgraph.eval.calibration import calibration_report, points_from_results
 from mhgraph.graph.connection import connect
+from mhgraph.wording import counted
 
 RUNS_DIR = Path("runs")
 
@@ -40,7 +41,7 @@ def list_cmd(ctx: click.Context) -> None:
     for r in runs:
         click.echo(f"{r['id']:40} {r['method']:10} {r['corpus'] or '-':16} {r['questions']:5} questions  "
                    f"Hits@10 {r['hits_at_10'] or 0:.3f}  MRR@10 {r['mrr_at_10'] or 0:.3f}"
-                   + (f"  STALE: {len(r['stale_keys'])} documents changed since" if r["stale"] else ""))
+                   + (f"  STALE: {counted(len(r['stale_keys']), 'document')} changed since" if r["stale"] else ""))
 
 
 @runs_group.command("show")

@@ -18,6 +18,7 @@ import neo4j
 
 from mhgraph import cypher
 from mhgraph.errors import MhgraphError
+from mhgraph.wording import counted
 
 # the relationships of the lexical graph and the claim layer; any other reaching a node is a trace
 STRUCTURE = ("FROM_DOCUMENT", "NEXT_CHUNK", "HAS_CLAIM", "ABOUT", "TARGETS", "SYNONYM", "IN_CORPUS", "PUBLISHED_BY")
@@ -176,14 +177,16 @@ def warn_if_changed(driver: neo4j.Driver, database: str | None, corpus: str, mod
         # another corpus of the same name: every document it holds is new to the model
         _, changed = changes_since(driver, database, corpus, 0)
         warnings.warn(f"{model} was trained on corpus '{corpus}' as made at {made}; it was deleted and made again "
-                      f"at {now['corpus_created']} ({changed} documents): retrain it for the corpus as it is",
+                      f"at {now['corpus_created']} ({counted(changed, 'document')}): retrain it for the corpus as "
+                      "it is",
                       stacklevel=2)
         return changed
     trained_revision = int(trained["corpus_revision"])
     revision, changed = changes_since(driver, database, corpus, trained_revision)
     if changed:
-        warnings.warn(f"{model} was trained on corpus '{corpus}' at revision {trained_revision}; {changed} documents "
-                      f"were added, replaced or deleted since (revision {revision}): retrain it for the corpus as it is",
+        warnings.warn(f"{model} was trained on corpus '{corpus}' at revision {trained_revision}; "
+                      f"{counted(changed, 'document')} {'was' if changed == 1 else 'were'} added, replaced or "
+                      f"deleted since (revision {revision}): retrain it for the corpus as it is",
                       stacklevel=2)
     return changed
 

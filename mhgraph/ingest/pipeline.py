@@ -32,6 +32,7 @@ from mhgraph.ingest.header import text_to_embed
 from mhgraph.ingest.memory import release_free_memory
 from mhgraph.ingest.textfile import is_gzip, plain_suffix
 from mhgraph.ingest.writer import GraphWriter, PreparedDocument, StoredVersion
+from mhgraph.wording import counted
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,8 @@ class IngestSummary:
                   else "")
                + (f"; fulltext index rebuilt in {self.reindex_seconds:.1f} s" if self.reindex_seconds else "")]
               if self.removal.documents else []),
-            *([f"  stale     {len(self.removal.stale_runs)} evaluation runs whose traces reach a changed document: "
-               f"marked stale ({', '.join(sorted(self.removal.stale_runs)[:3])}"
+            *([f"  stale     {counted(len(self.removal.stale_runs), 'evaluation run')} whose traces reach a "
+               f"changed document: marked stale ({', '.join(sorted(self.removal.stale_runs)[:3])}"
                f"{', ...' if len(self.removal.stale_runs) > 3 else ''})"] if self.removal.stale_runs else []),
             f"  chunks    {self.chunks}",
             f"  sources   {self.sources}",
@@ -192,7 +193,7 @@ class Tally:
 
     def warn_foreign(self, path: Path | str) -> None:
         if self.foreign:
-            warnings.warn(f"{path}: {self.foreign} documents replaced versions read from other files "
+            warnings.warn(f"{path}: {counted(self.foreign, 'document')} replaced versions read from other files "
                           f"({', '.join(sorted(self.foreign_files)[:3])}), e.g. {', '.join(self.foreign_keys)}: the "
                           f"last ingest wins, and an ingest of the other file puts its version back", stacklevel=3)
 

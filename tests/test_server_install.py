@@ -288,3 +288,17 @@ def test_admin_error_line_falls_back_to_the_last_line() -> None:
                             "requesting neo4j support\njava.io.IOException: disk full\n") == "java.io.IOException: disk full"
     assert admin_error_line("") == "no output"
     assert admin_error_line("Unknown option: '-x'\nUSAGE\n  Default: false\n") == "Unknown option: '-x'"
+
+
+def test_status_of_a_home_never_installed_says_so(settings: Settings, tmp_path: Path) -> None:
+    if not settings.uses_local_server:
+        pytest.skip("NEO4J_URI points at an external server; the local server is not under test")
+    home = replace(settings, home=tmp_path / "never", bolt_port=BOLT_BASE + 90, http_port=BOLT_BASE - 213 + 90)
+    out = subprocess.run([sys.executable, "-m", "mhgraph.cli", "neo4j", "status"], env=cli_env(home),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == (f"state:    not installed in {home.home.resolve()} ('mhgraph neo4j start' "
+                                          "installs and starts it)")
+    local = LocalNeo4j(home)
+    local._write_conf(local.conf_dir, auth=True)   # as install writes it (no jars fetched here); never started
+    assert local.status().lines()[0] == "state:    stopped"

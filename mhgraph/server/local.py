@@ -74,6 +74,7 @@ class Installation:
 @dataclass(frozen=True)
 class ServerStatus:
     running: bool
+    installed: bool   # its configuration written: 'mhgraph neo4j install' or 'start' has run in this home
     pid: int | None
     version: str | None
     edition: str | None
@@ -84,7 +85,8 @@ class ServerStatus:
     log_file: Path
 
     def lines(self) -> list[str]:
-        state = f"running (pid {self.pid})" if self.running else "stopped"
+        state = (f"running (pid {self.pid})" if self.running else "stopped" if self.installed
+                 else f"not installed in {self.home} ('mhgraph neo4j start' installs and starts it)")
         return [
             f"state:    {state}",
             f"version:  {self.version or '-'} {self.edition or ''}".rstrip(),
@@ -372,7 +374,8 @@ dbms.usage_report.enabled=false
             except (OSError, ValueError):   # HTTP may answer a moment after Bolt: the version installed
                 version, edition = self.lock.neo4j_version, "community"
         return ServerStatus(
-            running=pid is not None, pid=pid, version=version, edition=edition,
+            running=pid is not None, installed=(self.conf_dir / "neo4j.conf").is_file(), pid=pid, version=version,
+            edition=edition,
             bolt_uri=self.bolt_uri, browser_url=f"{self.http_url}/browser/",
             home=self.home, data_dir=self.data_dir, log_file=self.log_file,
         )

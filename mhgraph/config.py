@@ -234,6 +234,8 @@ RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
 
 def _coerce(name: str, value: Any, origin: str) -> Any:
     ftype = {f.name: f.type for f in dataclasses.fields(Settings)}[name]
+    if name == "corpus" and value == "":   # an empty name given is a mistake, not "unset" (the file's stem)
+        check_corpus_name("", origin)
     try:
         if ftype == "int":
             return _integer(value)

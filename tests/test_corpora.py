@@ -159,10 +159,12 @@ def test_a_default_name_taken_by_another_file(two_corpora, driver, settings, tmp
     assert run_cli(settings, "corpora", "delete", "sample-txt").returncode == 0
 
 
-def test_invalid_corpus_name_is_one_line(settings) -> None:
-    proc = run_cli(settings, "query", "x", "--corpus", "no spaces")
+@pytest.mark.parametrize("command, name", [("query", "no spaces"), ("ingest", "")])
+def test_invalid_corpus_name_is_one_line(settings, command, name) -> None:
+    # an empty name is refused too, not read as unset (ingest would name the corpus after its file)
+    proc = run_cli(settings, command, "x" if command == "query" else str(SAMPLE / "corpus.json"), "--corpus", name)
     assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
-        "error: setting 'corpus' from flag: 'no spaces' is not a corpus name (1-100 letters, digits, '.', '_' or '-', "
+        f"error: setting 'corpus' from flag: {name!r} is not a corpus name (1-100 letters, digits, '.', '_' or '-', "
         "starting with a letter or digit)"]
 
 
@@ -182,7 +184,7 @@ def test_deleting_a_corpus_removes_exactly_its_nodes(two_corpora, driver, settin
     assert built.claims > 0
     proc = run_cli(settings, "corpora", "delete", "other")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"deleted corpus other: 6 documents, {chunks} chunks, 1 evaluation runs"
+    assert proc.stdout.strip() == f"deleted corpus other: 6 documents, {chunks} chunks, 1 evaluation run"
     indexes = {r["name"] for r in driver.execute_query("SHOW FULLTEXT INDEXES YIELD name").records}
     assert "chunk_text_sample" in indexes and "chunk_text_other" not in indexes   # dropped with its corpus
     rows, _, _ = driver.execute_query("MATCH (r:EvalRun) RETURN r.id AS id, r.corpus AS corpus")

@@ -276,9 +276,11 @@ def test_a_port_in_use_or_an_unknown_corpus_is_one_line_before_serving(sample_gr
             assert proc.stderr.strip().splitlines() == [   # not the address, then uvicorn's error
                 f"error: cannot listen on 127.0.0.1:{port}: Address already in use (another server there? choose "
                 "another --port)"]
-    proc = run_cli(settings, "serve", "--port", str(free_port()), "--corpus", "nope", env=OFFLINE, timeout=120)
-    assert proc.returncode == 1 and proc.stderr.strip().splitlines()[0].startswith("error: ") \
-        and "'nope'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    # the corpus named on the line, or in the environment (as a config file's is): not there
+    for given, env in ((("--corpus", "nope"), OFFLINE), ((), {**OFFLINE, "MHGRAPH_CORPUS": "nope"})):
+        proc = run_cli(settings, "serve", "--port", str(free_port()), *given, env=env, timeout=120)
+        assert proc.returncode == 1 and proc.stderr.strip().splitlines()[0].startswith("error: ") \
+            and "'nope'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def events(response: httpx.Response) -> Iterator[tuple[float, str, dict]]:

@@ -70,10 +70,11 @@ def _run(app: object, sock: socket.socket) -> None:
         sys.exit(3)
 
 
-def _check_corpus(resources: object, corpus: str | None) -> None:
-    """The server's default corpus is there, before requests that name none all fail."""
-    if corpus:
-        resources.graph(corpus)   # NotFoundError, one line, listing the corpora
+def _check_corpus(resources: object) -> None:
+    """The server's default corpus (--corpus, else the configured one) is there, before requests
+    that name none all fail."""
+    if resources.settings.corpus:
+        resources.graph(None)   # NotFoundError, one line, listing the corpora
 
 
 def _host_options(command):
@@ -114,7 +115,7 @@ def serve(ctx: click.Context, host: str, port: int, api_key: str | None, corpus:
     key = _key_for(host, api_key)
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     resources = Resources(settings, cache=not no_cache)
-    _check_corpus(resources, corpus)
+    _check_corpus(resources)
     sock = _listening(host, port)
     app = create_app(resources, api_key=key, cors_origins=cors_origins, uploads=uploads, ingest_roots=ingest_roots,
                      threads=threads, host=host)
@@ -140,7 +141,7 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, api_key: str |
     resources = Resources(settings, cache=not no_cache)
     server = create_mcp(resources)
     try:
-        _check_corpus(resources, corpus)
+        _check_corpus(resources)
         if transport == "stdio":
             server.run("stdio")
         else:

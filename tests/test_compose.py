@@ -350,10 +350,24 @@ def test_one_stage_pipelines_are_their_methods(sample_graph, settings, embedder)
     metarag = _retriever(sample_graph, settings, embedder, None, "metarag",
                          MetaRAGOptions(filter_extractor="rules", candidates=8))
     question = "What did Circuit Weekly report about the Veltrix recall?"
-    assert ids(filtered.search(question, top_k=4)) == ids(metarag.search(question, top_k=4))
+    composed, searched = filtered.search(question, top_k=4), metarag.search(question, top_k=4)
+    assert ids(composed) == ids(searched)
+    # and its hop shows the filter it searched under, as metarag's does
+    assert composed.hops[0].filters == searched.hops[0].filters and searched.hops[0].filters
     with pytest.raises(MhgraphError, match="takes vector or hybrid candidates, not bm25"):
         _retriever(sample_graph, settings, embedder, None, "compose",
                    ComposeOptions(stages="filter=rules candidates=bm25"))
+
+
+def test_a_treehop_expansion_names_its_model_in_the_trace(sample_graph, settings, embedder) -> None:
+    from mhgraph.retrieval.compose import ComposeOptions
+    from mhgraph.treehop.diagnostics import TreeHopTree
+
+    result = _retriever(sample_graph, settings, embedder, None, "compose",
+                        ComposeOptions(stages="candidates=vector expand=treehop")).search(QUESTION, top_k=3)
+    tree = result.diagnostic(TreeHopTree)
+    assert tree.model and tree.lines(result, 80)[0].startswith(f"model: {tree.model}; branches per hop: ")
+    assert "None" not in tree.lines(result, 80)[0]
 
 
 def test_expansion_joins_and_the_reranker_orders_the_end(sample_graph, settings, embedder) -> None:

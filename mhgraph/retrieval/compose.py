@@ -204,7 +204,9 @@ class ComposedRetriever(Retriever):
             record("diversify", f"at most {limit} per document, top {top_k}", time.perf_counter() - t, final)
         seconds = time.perf_counter() - started
         stage_trace = StageTrace(self.stages.describe(), tuple(trace), self.note)
-        return RetrievalResult(question, self.name, [Hop(1, final, query=question, seconds=seconds)],
+        # the filter the candidates were searched under (metarag's, as its own trace shows it)
+        filters = found.hops[0].filters if found.hops else None
+        return RetrievalResult(question, self.name, [Hop(1, final, query=question, filters=filters, seconds=seconds)],
                                params={"top_k": top_k, **self.params}, seconds=seconds, phases=phases,
                                diagnostics=(stage_trace, *self._distinct(diagnostics)))
 

@@ -165,7 +165,7 @@ class TreeHopRetriever(Retriever):
             sizes.append(len(branches))
         return RetrievalResult(question, self.name, hops, params={"top_k": top_k, **self.params},
                                seconds=time.perf_counter() - started, phases=phases,
-                               diagnostics=(TreeHopTree(tuple(sizes)), *diagnostics))
+                               diagnostics=(TreeHopTree(tuple(sizes), self.models.name), *diagnostics))
 
     def _grow(self, parents: list[Branch], queries: np.ndarray, found: list[list[tuple[RetrievedChunk, np.ndarray]]],
               seen: set[str], top_k: int) -> tuple[list[Branch], list[RetrievedChunk]]:

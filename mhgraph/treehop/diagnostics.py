@@ -15,12 +15,13 @@ class TreeHopTree(Diagnostics):
     kind = "tree"
 
     branches: tuple[int, ...]    # live branches after each hop
+    model: str | None = None     # the model's name, for the trace (a pipeline's params do not hold it)
 
     def to_json(self) -> dict[str, Any]:
         return {"branches": list(self.branches)}
 
     def lines(self, result: RetrievalResult, width: int) -> list[str]:
-        return [f"model: {result.params.get('treehop_model')}; branches per hop: "
+        return [f"model: {self.model or result.params.get('treehop_model')}; branches per hop: "
                 + " ".join(str(n) for n in self.branches)]
 
     @classmethod

@@ -98,7 +98,9 @@ def test_query_command_prints_evidence_per_hop(sample_graph, settings) -> None:
     out = run_cli(settings, "query", "Who bought Ferreira?", "--method", "bm25", "-k", "3")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("bm25 on corpus 'sample': 1 hop(s)") and any(l.startswith("hop 1  query:") for l in lines)
+    assert lines[0].startswith("bm25 on corpus 'sample': 1 hop(s)")
+    # the fulltext query as sent: its escape shown once, not doubled as a repr would
+    assert any(l.startswith("hop 1  query: 'Who bought Ferreira\\?'  filters: -") for l in lines), lines
     ranked = [l for l in lines if l[:3].strip().isdigit()]
     assert len(ranked) == 3 and all(" | " in l and "2023-" in l for l in ranked)
     bad = run_cli(settings, "query", "x", "--method", "nope")

@@ -38,7 +38,9 @@ def query(ctx: click.Context, question: str, method: str, top_k: int, embedding_
         for line in record.lines(result, width):
             click.echo(line)
     for hop in result.hops:
-        query = repr(hop.query) if hop.query is not None else "(embeddings: each branch's next query)"
+        # as sent, on one line (repr would double the backslashes of an escaped fulltext query)
+        query = (f"'{' '.join(hop.query.split())}'" if hop.query is not None
+                 else "(embeddings: each branch's next query)")
         click.echo(f"\nhop {hop.index}  query: {query}  filters: {hop.filters or '-'}  "
                    f"({hop.seconds * 1000:.0f} ms)")
         for c in hop.chunks:

@@ -78,6 +78,41 @@ def test_training_options_are_refused_before_any_work(tmp_path, args: tuple[str,
         assert result.stderr.count("\n") == 1, result.stderr
 
 
+@pytest.mark.parametrize("trainer", ["reranker", "treehop"])
+def test_an_out_that_is_a_file_is_refused_before_any_work(tmp_path, trainer: str) -> None:
+    import subprocess
+    import sys
+
+    taken = tmp_path / "questions.json"
+    taken.write_text("[]\n")
+    result = subprocess.run([sys.executable, "-m", "mhgraph.cli", "--uri", "bolt://127.0.0.1:9", "--password", "x",
+                             trainer, "train", "--out", str(taken), "--sample"], capture_output=True, text=True,
+                            timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 1 and result.stderr == (
+        f"error: {taken}: a file, not a folder (--out names the folder the models are written to)\n")
+    assert taken.read_text() == "[]\n"
+
+
+def test_a_kfold_folder_named_without_its_prefix_says_how_to_name_it(tmp_path) -> None:
+    folder = tmp_path / "rr-mine"
+    folder.mkdir()
+    (folder / "folds.json").write_text('{"k": 2, "seed": 0, "models": ["fold-0", "fold-1"]}')
+    with pytest.raises(MhgraphError, match=rf"^reranker '{folder}' is a k-fold folder \(it holds folds.json\): "
+                                           rf"name it 'kfold:{folder}', which"):
+        load_reranker(str(folder))
+
+
+def test_the_eval_command_a_trainer_prints_names_its_questions_and_corpus() -> None:
+    from pathlib import Path
+
+    from mhgraph.benchmark import default_questions_path
+    from mhgraph.cli.root import question_flags
+
+    assert question_flags(False, "mine", Path("my questions.json")) == "--corpus mine --questions 'my questions.json'"
+    assert question_flags(False, "multihop-rag", default_questions_path()) == "--corpus multihop-rag"
+    assert question_flags(True, "sample", Path("whatever.json")) == "--sample"
+
+
 def test_the_fold_loop_trains_each_model_on_what_it_may_see(tmp_path) -> None:
     from types import SimpleNamespace
 
@@ -100,6 +135,12 @@ def test_the_fold_loop_trains_each_model_on_what_it_may_see(tmp_path) -> None:
     only_final = train_fold_models(questions, kfold, tmp_path / "f", None, model)   # the model for users alone
     assert only_final.models == [] and only_final.folds == [] and only_final.final == {"trained_on": 30}
     assert train_fold_models(questions, kfold, tmp_path / "n", model, None).final is None
+    # more folds than questions: folds that hold out nothing are refused before any model is trained
+    seen.clear()
+    with pytest.raises(MhgraphError, match=r"^\d+ of 50 folds hold out no question \(30 questions\): use fewer --folds$"):
+        train_fold_models(questions, KFold(50), tmp_path / "e", model, model)
+    assert seen == [] and not (tmp_path / "e").exists()
+    assert train_fold_models(questions, KFold(50), tmp_path / "u", None, model).final == {"trained_on": 30}   # final only
 
 
 def test_examples_are_gold_positives_and_near_miss_negatives() -> None:

@@ -252,6 +252,8 @@ def test_train_kfold_on_the_sample_lowers_the_loss_and_scores_unseen_questions(s
     done = run_cli(settings, "treehop", "train", "--sample", "--folds", "2", "--epochs", "30", "--patience", "30",
                    "--batch-size", "8", "--learning-rate", "1e-3", "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
+    # the command it prints runs on the questions it trained on
+    assert done.stdout.rstrip().endswith(f"evaluate with: mhgraph eval --method treehop --treehop-model {out} --sample")
     record = json.loads((out / "folds.json").read_text())
     assert record["k"] == 2 and record["models"] == ["fold-0", "fold-1"] and record["final"]["path"] == "all"
     assert (out / "loss.png").stat().st_size > 1000

@@ -73,8 +73,9 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: 
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
     the metarag search as configured, one model per fold plus one on every question."""
     from mhgraph.app.training import reranker_data  # torch
-    from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
+    from mhgraph.cli.root import SAMPLE_CORPUS_NAME, check_models_folder, question_flags, sample_corpus_path
 
+    check_models_folder(out)
     if no_final and only_final:
         raise MhgraphError("--no-final and --only-final exclude each other (the fold models alone, or the model "
                            "on every question alone)")
@@ -102,7 +103,8 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: 
                    f"--reranker {out}/all, or ship it with: mhgraph reranker export {out}/all")
         return
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json); "
-               f"evaluate with: mhgraph eval --method metarag --reranker kfold:{out}")
+               f"evaluate with: mhgraph eval --method metarag --reranker kfold:{out} "
+               f"{question_flags(sample, data.corpus_facts['corpus'], path)}")
 
 
 @reranker_group.command("export")

@@ -27,6 +27,25 @@ def sample_corpus_path() -> Path:
     return Path(str(resources.files("mhgraph").joinpath(SAMPLE_CORPUS)))
 
 
+def check_models_folder(out: Path) -> None:
+    """--out of a trainer: a folder, new or not; a file there is refused before any work."""
+    if out.exists() and not out.is_dir():
+        raise MhgraphError(f"{out}: a file, not a folder (--out names the folder the models are written to)")
+
+
+def question_flags(sample: bool, corpus: str, questions: Path) -> str:
+    """The flags naming the questions a model was trained on and their corpus, for the eval command
+    a trainer prints (the default questions file goes unsaid)."""
+    import shlex
+
+    from mhgraph.benchmark import default_questions_path
+
+    if sample:
+        return "--sample"
+    return f"--corpus {shlex.quote(corpus)}" + ("" if questions == default_questions_path()
+                                                else f" --questions {shlex.quote(str(questions))}")
+
+
 @click.group()
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="TOML config file.")
 @click.option("--uri", "neo4j_uri", help="Neo4j URI (default: the local server mhgraph runs).")

@@ -55,12 +55,13 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
     from mhgraph.app.training import treehop_data  # torch
-    from mhgraph.cli.root import SAMPLE_CORPUS_NAME, sample_corpus_path
+    from mhgraph.cli.root import SAMPLE_CORPUS_NAME, check_models_folder, question_flags, sample_corpus_path
     from mhgraph.training.treehop import TrainingOptions, train_treehop
     from mhgraph.treehop.model import kept_terms
 
     if no_progress:
         quiet_progress()
+    check_models_folder(out)
     settings = settings_from(ctx, corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None),
                              embedding_model=embedding_model)
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
@@ -78,4 +79,5 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     record = train_treehop(data, questions, options, out, model, log=click.echo,
                            progress=not no_progress, questions_file=str(path), **gathered.corpus_facts)
     click.echo(f"written {out}/ ({record['k']} fold models{', all/' if options.final else ''}, folds.json, loss.png); "
-               f"evaluate with: mhgraph eval --method treehop --treehop-model {out}")
+               f"evaluate with: mhgraph eval --method treehop --treehop-model {out} "
+               f"{question_flags(sample, name, path)}")

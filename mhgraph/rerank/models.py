@@ -49,7 +49,7 @@ from mhgraph.rerank.precision import Precision, device_for, quantize_int8, resol
 from mhgraph.rerank.precision import check as check_precision
 from mhgraph.rerank.precision import label as precision_label
 from mhgraph.rerank.sentence_windows import SENTENCES, SentenceWindowReranker
-from mhgraph.training.folds import KFold
+from mhgraph.training.folds import FOLDS_FILE, KFold
 
 if TYPE_CHECKING:
     import neo4j
@@ -80,6 +80,9 @@ class CrossEncoderReranker:
         from sentence_transformers import CrossEncoder
 
         check_precision(precision)
+        if (Path(model) / FOLDS_FILE).is_file():   # a k-fold folder, named without its prefix
+            raise MhgraphError(f"reranker '{model}' is a k-fold folder (it holds {FOLDS_FILE}): name it "
+                               f"'kfold:{model}', which scores each question with the fold model that never saw it")
         device = device_for(precision, device)
         try:
             with quiet_loading():

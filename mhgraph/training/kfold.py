@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
+from mhgraph.errors import MhgraphError
 from mhgraph.training.folds import FINAL_MODEL, KFold
 
 Q = TypeVar("Q")     # a question: anything with the text it is split by in .query
@@ -44,9 +45,13 @@ def train_fold_models(questions: Sequence[Q], kfold: KFold, out: Path,
                       final_model: Callable[[Fold[Q]], dict[str, Any]] | None) -> FoldModels:
     """fold_model(fold) trains and saves the model of one fold (None: no fold models), final_model
     the one on every question (None: none); each returns its row for folds.json."""
+    splits = kfold.split(questions, lambda q: q.query) if fold_model is not None else []
+    empty = [i for i, (_, held_out) in enumerate(splits) if not held_out]
+    if empty:   # a fold model that scores no question: trained on every one, and no k-fold model at all
+        raise MhgraphError(f"{len(empty)} of {kfold.k} folds hold out no question ({len(questions)} questions): "
+                           "use fewer --folds")
     out.mkdir(parents=True, exist_ok=True)
     models, rows = [], []
-    splits = kfold.split(questions, lambda q: q.query) if fold_model is not None else []
     for i, (training, held_out) in enumerate(splits):
         rows.append({"fold": i, **fold_model(Fold(out / f"fold-{i}", i, training, held_out))})
         models.append(f"fold-{i}")

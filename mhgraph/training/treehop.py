@@ -217,7 +217,9 @@ def train_model(data: TrainingData, train: Sequence[Example], dev: Sequence[Exam
         model.load_state_dict(best_state)
     model.eval()
     history["seconds"] = round(time.perf_counter() - started, 1)
-    log(f"  {len(history['train_loss'])} epochs, best {history['best_epoch']} (dev loss {best:.4f}), "
+    # too few questions for a dev share: the best epoch is the training loss's (fixed batches), and says so
+    measured = "dev loss" if dev else "training loss: no dev examples"
+    log(f"  {len(history['train_loss'])} epochs, best {history['best_epoch']} ({measured} {best:.4f}), "
         f"{history['seconds']:.0f} s")
     return model, history
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,19 @@ def test_browser_queries_read_the_traces(runs, sample_graph, settings) -> None:
     assert {"test-vector", "test-bm25"} <= listed
 
 
+def test_a_run_id_given_again_replaces_the_run_and_says_so(sample_graph, settings, tmp_path: Path) -> None:
+    first = EvalOptions(method="vector", questions_path=QUESTIONS, top_k=3, limit=3, progress=False, runs_dir=tmp_path,
+                        run_id="again")
+    evaluate(settings, sample_graph, first)
+    (tmp_path / "again" / "calibration.json").write_text("{}")    # what 'runs calibrate' leaves in a run's folder
+    with pytest.warns(UserWarning, match=r"^run 'again' replaces the stored run of that id \(vector on corpus "
+                                         r"'sample', \d{4}-.*\), its folder and its traces, once it finishes$"):
+        evaluate(settings, sample_graph, replace(first, method="bm25"))
+    assert not (tmp_path / "again" / "calibration.json").exists()
+    assert json.loads((tmp_path / "again" / "report.json").read_text())["method"] == "bm25"
+    assert q(sample_graph, settings, "MATCH (r:EvalRun {id: 'again'}) RETURN r.method AS m") == [{"m": "bm25"}]
+
+
 def test_delete_run_keeps_other_runs(sample_graph, settings, tmp_path: Path) -> None:
     for method in ("vector", "bm25"):
         evaluate(settings, sample_graph, EvalOptions(method=method, questions_path=QUESTIONS, top_k=3, limit=5,
@@ -161,6 +175,21 @@ def test_compare_renders_one_table_and_plot(runs, settings, tmp_path: Path) -> N
     assert [l for l in older.stdout.splitlines() if l.startswith("| test-")] == table
     written = list(tmp_path.glob("compare-*/compare.*"))
     assert {p.suffix for p in written} == {".md", ".png"}
+    assert "not like for like" not in out.stdout    # one corpus, one questions file
+    # by id, from a folder that does not hold them: the summaries stored with the runs, as 'runs show' reads them
+    stored = run_cli(settings, "runs", "compare", "test-vector", "test-bm25", "--runs-dir", str(tmp_path / "elsewhere"))
+    assert stored.returncode == 0, stored.stderr
+    assert [l for l in stored.stdout.splitlines() if l.startswith("| test-")] == table
+
+
+def test_compare_says_when_runs_asked_different_questions(runs, tmp_path: Path) -> None:
+    from mhgraph.eval.report import compare
+
+    one, other = runs["vector"].summary, {**runs["bm25"].summary, "questions_file": "mine.json", "label": "mine"}
+    markdown, _ = compare([one, other], tmp_path)
+    assert (f"- **not like for like**: the runs asked different questions ({one['label']}: "
+            f"{one['questions_file']}, mine: mine.json)") in markdown.splitlines()
+    assert "searched different corpora" not in markdown
 
 
 def test_runs_list_and_show(runs, settings, tmp_path: Path) -> None:

@@ -52,18 +52,26 @@ def show_cmd(ctx: click.Context, run: str, runs_dir: Path) -> None:
     """The report of RUN (an id under the runs folder, a run folder or its report.json; else the
     summary stored with the run in Neo4j)."""
     from mhgraph.eval.report import to_markdown
+
+    click.echo(to_markdown(_summary(ctx, run, runs_dir)))
+
+
+def _summary(ctx: click.Context, run: str, runs_dir: Path) -> dict:
+    """RUN's summary: from its folder (an id under the runs folder, a run folder or its report.json),
+    else the one stored with the run in Neo4j (a run made in another folder)."""
     from mhgraph.eval.runner import load_summary
 
     try:
-        summary = load_summary(run, runs_dir)
+        return load_summary(run, runs_dir)
     except MhgraphError as missing:
+        if Path(run).exists():   # a file or folder that is not a run: no id to look up
+            raise
         settings = settings_from(ctx)
         with connect(settings) as driver:
             stored = traces.run_summary(driver, settings.neo4j_database, run)
         if stored is None:
             raise MhgraphError(f"{missing} and no run '{run}' in the graph (see 'mhgraph runs list')") from None
-        summary = json.loads(stored)
-    click.echo(to_markdown(summary))
+        return json.loads(stored)
 
 
 @runs_group.command("compare")
@@ -71,12 +79,12 @@ def show_cmd(ctx: click.Context, run: str, runs_dir: Path) -> None:
 @_runs_dir_option
 @click.pass_context
 def compare_cmd(ctx: click.Context, runs: tuple[str, ...], runs_dir: Path) -> None:
-    """RUNS (ids or run folders) in one table and one plot, written to the runs folder."""
+    """RUNS (ids or run folders; else the summaries stored with the runs in Neo4j) in one table and one
+    plot, written to the runs folder."""
     from mhgraph.eval.report import compare
-    from mhgraph.eval.runner import load_summary
 
     out = runs_dir / f"compare-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-    summaries = [load_summary(r, runs_dir) for r in runs]
+    summaries = [_summary(ctx, r, runs_dir) for r in runs]
     markdown, plots = compare(summaries, out)
     markdown += stale_note(ctx, [s.get("run_id", "") for s in summaries])
     (out / "compare.md").write_text(markdown, encoding="utf-8")

@@ -283,7 +283,8 @@ def _draw_f1(ax, summaries: Sequence[Summary]) -> None:
     for s in summaries:
         hops = s["overall"]["hops"]
         ax.plot([h["hop"] for h in hops], [h["f1"] for h in hops], marker="o", label=s["label"])
-    r_max = max((len(s["overall"]["hops"]) for s in summaries), default=1)
+    # at least one hop on the axis: a run of null questions alone has none to draw
+    r_max = max(1, *(len(s["overall"]["hops"]) for s in summaries))
     ax.set_xticks(range(1, r_max + 1))
     ax.set_xlim(0.5, r_max + 0.5)
     ax.set_xlabel("hop r")
@@ -358,6 +359,18 @@ def _official_cells(summary: Summary, shown: bool) -> list[str]:
             _f(overall["recall@10"]) if "recall@10" in overall else "-"]   # runs scored before it was kept
 
 
+def _mixed_notes(runs: Sequence[Summary]) -> list[str]:
+    """A line for each thing the compared runs do not share (the corpus searched, the questions
+    asked): figures on different questions or corpora are not one comparison."""
+    notes = []
+    for key, what in (("corpus", "searched different corpora"), ("questions_file", "asked different questions")):
+        seen = {s.get("label", "?"): s.get(key) for s in runs}
+        if len(set(seen.values())) > 1:
+            notes.append(f"- **not like for like**: the runs {what} ("
+                         + ", ".join(f"{label}: {value or '-'}" for label, value in seen.items()) + ")")
+    return [*notes, ""] if notes else []
+
+
 def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare") -> tuple[str, list[Path]]:
     """One Markdown table and one two-panel PNG (F1 against hop, recall against K) across runs."""
     if not runs:
@@ -385,7 +398,7 @@ def compare(runs: Sequence[Summary], out_dir: Path | str, stem: str = "compare")
                           "accumulated set after hop r (its last set beyond its last hop)."
                           + (f" Columns marked (official): the {RULE}, over the questions with evidence; "
                              "'-' for a run scored without it." if with_official else ""), "",
-                          *_table(header, rows), ""])
+                          *_table(header, rows), "", *_mixed_notes(runs)])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fig, (left, right) = _figure(2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -199,6 +200,20 @@ def diagnostics_by_kind(results: Mapping[str, RetrievalResult]) -> dict[str, dic
     return out
 
 
+def _stored_run(driver: neo4j.Driver, database: str | None, run_id: str, run_dir: Path) -> str | None:
+    """What is stored under `run_id` (in the graph or as its folder), in a few words; None if nothing."""
+    stored = traces.run_summary(driver, database, run_id)
+    if stored is None and (run_dir / "report.json").is_file():
+        stored = (run_dir / "report.json").read_text(encoding="utf-8")
+    if stored is None:
+        return "its folder" if (run_dir / "results.json").is_file() else None
+    try:
+        summary = json.loads(stored)
+    except ValueError:
+        return "a run"
+    return f"{summary.get('method', '?')} on corpus '{summary.get('corpus') or '-'}', {summary.get('finished_at', '?')}"
+
+
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
              embedder: TextEmbedder | None = None) -> EvalRun:
     database = settings.neo4j_database
@@ -223,6 +238,10 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
         raise MhgraphError(f"{options.questions_path}: the evidence of its {len(with_evidence)} question"
                            f"{'s' * (len(with_evidence) != 1)} is not in corpus '{corpus}' (no fact matches its "
                            "chunks): give the corpus these questions were written for (--corpus)")
+    if coverage.unmatched:   # e.g. a document deleted since the questions were written
+        warnings.warn(f"{len(coverage.unmatched)} of {coverage.facts} evidence facts match no chunk of corpus "
+                      f"'{corpus}' (the report's gold coverage lists them): our rule scores their questions on the "
+                      "gold chunks that remain, the official rule counts them missed", stacklevel=2)
 
     # The models first (the reader's, metarag's llm extractor's): a missing model or endpoint
     # setting fails before any retrieval.
@@ -246,6 +265,11 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
 
     started_at = datetime.now(timezone.utc)
     run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]
+    run_dir = options.runs_dir / run_id
+    if options.run_id is not None and (stored := _stored_run(driver, database, run_id, run_dir)):
+        # said before the searches, so that a run id given by mistake can be stopped in time
+        warnings.warn(f"run '{run_id}' replaces the stored run of that id ({stored}), its folder and its traces, "
+                      "once it finishes", stacklevel=2)
     t0 = time.perf_counter()
     if options.engine == "ray":
         results = search_on_ray(settings, corpus, options.method, questions, options.top_k,
@@ -302,7 +326,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                                         official_unmatched=[asdict(u) for u in reachable.unmatched])
         summary["gold_coverage"]["lines"] += reachable.lines()
 
-    run_dir = options.runs_dir / run_id
+    if (run_dir / "report.json").is_file() or (run_dir / "results.json").is_file():
+        shutil.rmtree(run_dir)   # the replaced run's files (its plots, a calibration) go with it
     run_dir.mkdir(parents=True, exist_ok=True)
     files = write_report(summary, run_dir)
     by_id = {r.question_id: r for r in records}

@@ -308,6 +308,23 @@ def test_runs_that_saw_a_changed_document_are_stale_and_keep_their_results(empty
     assert rows(driver, "MATCH (n:Retired) RETURN count(n) AS n")[0]["n"] == 0
 
 
+def test_eval_says_when_evidence_facts_lost_their_document(empty_graph, settings, embedder, tmp_path) -> None:
+    from mhgraph.eval.runner import EvalOptions, evaluate
+
+    driver = empty_graph
+    ingest(write(tmp_path / "sample.json", ARTICLES), settings, driver, embedder, corpus="sample")
+    questions = json.loads((SAMPLE / "questions.json").read_text())
+    title = questions[0]["evidence_list"][0]["title"]
+    key = next(a["url"] for a in ARTICLES if a["title"] == title)
+    assert run_cli(settings, "documents", "delete", "--corpus", "sample", "--key", key).returncode == 0
+    lost = sum(e["title"] == title for q in questions for e in q["evidence_list"])
+    options = EvalOptions(method="bm25", questions_path=SAMPLE / "questions.json", top_k=4, progress=False,
+                          runs_dir=tmp_path / "runs", trace=False)
+    with pytest.warns(UserWarning, match=rf"^{lost} of \d+ evidence facts match no chunk of corpus 'sample' \(the "
+                                         r"report's gold coverage lists them\): our rule scores"):
+        evaluate(replace(settings, corpus="sample"), driver, options)
+
+
 def test_a_trained_model_is_told_the_corpus_changed(empty_graph, settings, embedder, tmp_path) -> None:
     driver = empty_graph
     db = settings.neo4j_database
@@ -462,6 +479,8 @@ def test_a_document_two_files_hold_goes_only_when_both_let_go(empty_graph, setti
     assert rows(driver, "MATCH (d:Document) RETURN d.key AS k ORDER BY k") == [
         {"k": x["url"]} for x in sorted(ARTICLES[3:5], key=lambda x: x["url"])]
     assert rows(driver, ORPHANS) == []
+    # a file that holds nothing now is no longer one of the corpus's; the other stays
+    assert rows(driver, "MATCH (k:Corpus {name: 'news'}) RETURN k.files AS f") == [{"f": [str(b.resolve())]}]
     # another file gives a key other content: it replaces, with a warning naming the file it came
     # from, and an ingest of that file puts its version back, with the same warning the other way
     c = write(tmp_path / "c.json", changed(ARTICLES[3:4], 0))

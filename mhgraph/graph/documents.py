@@ -100,6 +100,8 @@ def delete_documents(driver: neo4j.Driver, database: str | None, corpus: str,
     with driver.session(database=database, bookmark_manager=driver.execute_query_bookmark_manager) as session:
         for doc_id, key in documents:
             total.add(session.execute_write(delete_one, doc_id, key))
+    if documents:   # a file whose last document went is no longer one of the corpus's ('mhgraph corpora')
+        driver.execute_query(cypher.load("corpora/drop_unheld_files"), corpus=corpus, database_=database)
     return total
 
 

@@ -179,7 +179,7 @@ def test_backend_choice_from_settings(monkeypatch, tmp_path: Path) -> None:
     none.write_text("")
     assert load_llm(load_settings(config_path=none)) is None      # auto with no endpoint: offline
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    with pytest.raises(Exception, match="needs a model name: set MHGRAPH_LLM_MODEL"):
+    with pytest.raises(Exception, match="needs a model name: give --llm-model, or set MHGRAPH_LLM_MODEL"):
         load_llm(load_settings(config_path=none))
     monkeypatch.setenv("MHGRAPH_LLM_MODEL", "m")
     llm = load_llm(load_settings({"cache_dir": tmp_path}, config_path=none))

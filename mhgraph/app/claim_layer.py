@@ -24,7 +24,7 @@ from mhgraph.config import Settings
 from mhgraph.errors import MhgraphError
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
-from mhgraph.llm import backend_name, load_llm
+from mhgraph.llm import MISSING_MODEL, backend_name, load_llm
 from mhgraph.retrieval.registry import question_embedder
 
 
@@ -84,7 +84,7 @@ def _build_on_ray(settings: Settings, options: RayClaimsOptions, **build: Any) -
                            "(--llm-backend openai with --endpoints or OPENAI_BASE_URL); a local GGUF runs in one "
                            "process: serve it (llama.cpp's server) and name that endpoint")
     if backend == "openai" and not settings.llm_model:
-        raise MhgraphError("the openai LLM backend needs a model name: set MHGRAPH_LLM_MODEL (or llm_model)")
+        raise MhgraphError(MISSING_MODEL)
     label = f"openai:{settings.llm_model}" if backend == "openai" else OFFLINE_LABEL
     with connect(settings) as driver:
         graph = GraphContext.open(driver, settings.neo4j_database, settings.corpus)

@@ -10,7 +10,11 @@ from mhgraph.llm.cache import ResponseCache
 from mhgraph.llm.client import LLM, Usage
 from mhgraph.llm.packaged import DEFAULT_LOCAL_MODEL, PACKAGED_GGUF
 
-__all__ = ["LLM", "ChatBackend", "Completion", "LLMError", "LLMOutputError", "Usage", "load_llm", "backend_name"]
+__all__ = ["LLM", "ChatBackend", "Completion", "LLMError", "LLMOutputError", "MISSING_MODEL", "Usage", "load_llm",
+           "backend_name"]
+
+MISSING_MODEL = ("the openai LLM backend needs a model name: give --llm-model, or set MHGRAPH_LLM_MODEL (llm_model in "
+                 "the config file)")
 
 
 def backend_name(settings: Settings) -> str:
@@ -28,7 +32,7 @@ def load_backend(settings: Settings, *, endpoint: str | None = None, identity: s
         return None
     if backend == "openai":
         if not settings.llm_model:
-            raise MhgraphError("the openai LLM backend needs a model name: set MHGRAPH_LLM_MODEL (or llm_model)")
+            raise MhgraphError(MISSING_MODEL)
         from mhgraph.llm.endpoint import OpenAIChat
 
         return OpenAIChat(settings.llm_model, base_url=endpoint or settings.openai_base_url,

@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from statistics import fmean
 
+from mhgraph.claims.extract import OFFLINE_LABEL
+
 from environment import describe, machine, versions
 from kfold import FOLDS, SELECT_BY, choose, fold_of, official_scores
 from markdown import f, neo4j_server, runs_report_parser, table
@@ -54,7 +56,7 @@ def main() -> None:
              f"- date (UTC): {date}; machine: {describe(info)}, CPU only, shared with other work; "
              f"Neo4j {neo4j_server()}",
              f"- command: `{args.command}`; every method offline (no language model); all-MiniLM-L6-v2; "
-             "256/32-token chunks; the claim layer by the offline extractor (spaCy)", "",
+             f"256/32-token chunks; the claim layer by the {OFFLINE_LABEL}", "",
              "## Official rule (MultiHop-RAG retrieval_evaluate.py)", ""]
     header = ["run", "p50 ms", "Hits@4", "Hits@10", "Recall@10",
               *(f"{t.removesuffix('_query')} Hits@10 / Recall@10" for t in types)]

@@ -54,6 +54,19 @@ def test_targets_and_topics_with_several_entities(extractor) -> None:
     assert extractor.extract("She said the deal closed on Friday for $3 billion.") == []
 
 
+def test_no_claim_runs_across_a_paragraph_break(extractor) -> None:
+    # a heading without a full stop ran on into the next paragraph's sentence, and gave it its target
+    text = ("Atlas Home deals at Amazon\n\nVeltrix Robotics cut the Atlas Home robot to $499 on Friday.\n \n"
+            "Its shares rose 4 per cent in New York.")
+    claims = extractor.extract(text, "Robot deals this week")
+    assert [(c.text, c.target) for c in claims] == [
+        ("Veltrix Robotics cut the Atlas Home robot to $499 on Friday.", "Veltrix Robotics"),
+        ("Veltrix Robotics' shares rose 4 per cent in New York.", "Veltrix Robotics")]   # resolved across the break
+    # a single line break may be a hard wrap: the sentence goes on
+    wrapped = extractor.extract("Veltrix Robotics cut the Atlas Home robot\nto $499 on Friday.")
+    assert [c.text for c in wrapped] == ["Veltrix Robotics cut the Atlas Home robot\nto $499 on Friday."]
+
+
 def test_topics_hold_a_content_word(extractor) -> None:
     def topics(text: str) -> list[str | None]:
         return [c.topic for c in extractor.extract(text)]
@@ -259,7 +272,7 @@ def test_claims_build_command_on_the_sample(settings, empty_graph, tmp_path) -> 
     env = {"MHGRAPH_CACHE_DIR": str(tmp_path / "cache"), "MHGRAPH_LLM_BACKEND": "none"}
     ingested = run_cli(settings, "ingest", "--no-progress", "--claims", env=env)   # the layer at ingest
     assert ingested.returncode == 0, ingested.stderr
-    assert "claims of corpus 'sample' by offline claim extractor v2 (spaCy, no language model)" in ingested.stdout
+    assert "claims of corpus 'sample' by offline claim extractor v3 (spaCy, no language model)" in ingested.stdout
     assert "bridges" in ingested.stdout and "into near-duplicate names (cosine >= 0.80)" in ingested.stdout
     stored = int(re.search(r"claims +(\d+) \(", ingested.stdout).group(1))
     assert stored > 0

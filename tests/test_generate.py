@@ -127,6 +127,7 @@ def test_generate_writes_verified_multihop_rag_questions(sample_run, sample_clai
     assert [q.query for q in loaded] == [q["query"] for q in questions]
     assert {q.question_type for q in loaded} <= set(QUESTION_TYPES)
     assert len({q["id"] for q in questions}) == 30
+    assert [q["id"] for q in questions] == [q.id for q in load_questions(out)]   # as eval's reports name them
 
     db = settings.neo4j_database
     chunks = _chunks_by_title(sample_claims, db, "sample")
@@ -191,6 +192,19 @@ def test_the_same_seed_gives_the_same_file_and_another_seed_another(sample_run, 
     assert {q["query"] for q in questions} != {q["query"] for q in json.loads(out.read_text(encoding="utf-8"))}
 
 
+def test_the_file_has_the_form_its_name_says(sample_run, offline, tmp_path) -> None:
+    # JSON Lines for a .jsonl name, gzip for .gz: what eval, treehop train and reranker train read back
+    from mhgraph.app.generation import generate_questions
+
+    _, out = sample_run
+    expected = [q.query for q in load_questions(out)]
+    for name in ("questions.jsonl", "questions.ndjson.gz", "questions.json.gz"):
+        made = tmp_path / name
+        generate_questions(offline, GenerateRequest(n=30), made)
+        assert [q.query for q in load_questions(made)] == expected, name
+    assert len((tmp_path / "questions.jsonl").read_text(encoding="utf-8").splitlines()) == len(expected)
+
+
 # -- 3. filters --------------------------------------------------------------------------------
 def test_types_and_construction_filters(sample_claims, offline, tmp_path) -> None:
     questions, summary = _generate(offline, tmp_path / "mhts.json", n=6, types="inference", construction="mhts")
@@ -200,6 +214,14 @@ def test_types_and_construction_filters(sample_claims, offline, tmp_path) -> Non
                for q in questions)
     assert list(summary["by_type"]) == ["inference_query"]
     assert len(questions) == 6 or any("mhts inference_query: wrote" in n for n in summary["notes"])
+
+
+def test_mhts_uses_no_more_components_than_claims(sample_claims, offline, tmp_path) -> None:
+    _, summary = _generate(offline, tmp_path / "mhts.json", n=4, types="inference", construction="mhts",
+                           components=100000)
+    note = next(n for n in summary["notes"] if n.startswith("MHTS: "))
+    claims, components = map(int, re.match(r"MHTS: (\d+) claims clustered into (\d+) mixture", note).groups())
+    assert components == claims
 
 
 def test_hops_filter(sample_claims, offline, tmp_path) -> None:
@@ -284,7 +306,8 @@ def _listing(folder: Path) -> dict[str, bytes]:
     (("--corpus", "sample", "--hops", "2-6"), r"--hops: hops must be within 2-4 and low <= high, got 2-6"),
     (("--corpus", "sample", "--hops", "two"), r"--hops: expected LOW-HIGH, got 'two'"),
     (("--corpus", "sample", "--types", "inference,trivia"),
-     r"--types: unknown question type trivia; choose from inference, comparison, temporal, null"),
+     r"--types: unknown question type trivia; choose from inference, comparison, temporal, null \(or with "
+     r"'_query'\)"),
     (("--corpus", "sample", "--construction", "mhts", "--types", "comparison"),
      r"--construction: mhts writes inference questions only: include inference in --types"),
     (("--corpus", "sample", "--difficulty", "3-1"), r"--difficulty: difficulty low > high: 3.0-1.0"),
@@ -306,6 +329,10 @@ def test_an_unwritable_output_is_refused_before_any_work(sample_claims, settings
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == f"error: {missing}: folder {missing.parent} does not exist\n"
     assert not missing.parent.exists()
+    (tmp_path / "a-file").write_text("x")
+    inside = tmp_path / "a-file" / "q.json"
+    result = _generate_cli(settings, tmp_path, "--corpus", "sample", "--out", str(inside))
+    assert result.returncode == 1 and result.stderr == f"error: {inside}: {inside.parent} is a file, not a folder\n"
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "q.json").write_text('["an earlier file"]\n')
@@ -381,6 +408,7 @@ class ScriptedModel:
         self.calls = 0
         self.fail_from: int | None = None
         self.fail_on: str | None = None
+        self.stall_from: int | None = None   # from this call on, no reply for a minute (a user presses Ctrl-C)
         self.no_answer_for: str | None = None
 
     @staticmethod
@@ -393,6 +421,8 @@ class ScriptedModel:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if (self.fail_from is not None and self.calls >= self.fail_from) or system == self.fail_on:
             return Step(status=500, error="the model crashed")
+        if self.stall_from is not None and self.calls >= self.stall_from:
+            return Step(status=500, error="too late", delay=60)
         if system == WRITE_SYSTEM:     # the task (its answer, or the invented name), then the facts
             task, facts_text = user.split("\nFacts:\n", 1)
             invented = re.search(r"about (.+), an entity that does not exist", task)
@@ -481,6 +511,35 @@ def model_runs(scripted_model, offline, settings, tmp_path_factory) -> ModelRuns
     _generate(_model_settings(offline, endpoint, tmp), uninterrupted, **MODEL_REQUEST)
     return ModelRuns(failed, lines, written_after_failure, failed_requests, resumed, resumed_requests, out,
                      uninterrupted)
+
+
+def test_ctrl_c_keeps_what_was_made_and_says_how_to_resume(scripted_model, settings, tmp_path) -> None:
+    import signal
+    import sys
+    import time
+
+    from tests.conftest import cli_env
+
+    model, endpoint = scripted_model
+    out = tmp_path / "stopped.json"
+    partial = out.with_name(out.name + ".partial.jsonl")
+    model.stall_from, model.calls = FAIL_FROM, 0
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "mhgraph.cli", "generate", "--no-progress", *MODEL_ARGS,
+                                 "--out", str(out)], env={**cli_env(settings), **_model_env(endpoint, tmp_path)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 240
+        while model.calls < FAIL_FROM and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert model.calls >= FAIL_FROM, proc.communicate(timeout=30)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        model.stall_from = None
+    assert proc.returncode == 130, stderr
+    assert stderr.rstrip().splitlines()[-1] == (f"interrupted: the decisions made so far are kept in {partial}; run "
+                                                "the same command again to resume")
+    assert len(partial.read_text(encoding="utf-8").splitlines()) == 1 + (FAIL_FROM - 1) and not out.exists()
 
 
 def test_a_failing_model_keeps_what_was_made_and_the_same_command_resumes(model_runs) -> None:
@@ -633,6 +692,10 @@ def test_mask_replaces_whole_names_only() -> None:
     assert mask("Sen. Brockmanson spoke.", "Brockman", "this person") == "Sen. Brockmanson spoke."
 
 
+def test_request_takes_the_types_by_either_name() -> None:
+    assert GenerateRequest(types="inference_query,null").types == ("inference", "null")
+
+
 @pytest.mark.parametrize(("values", "field", "message"), [
     ({"hops": "2-6"}, "hops", "hops must be within 2-4 and low <= high, got 2-6"),
     ({"hops": "3-2"}, "hops", "hops must be within 2-4 and low <= high, got 3-2"),
@@ -747,8 +810,8 @@ class CarelessModel:
             question = f"Which one is meant, given that {self._without_names(fact)} The answer is in the first report."
         elif self.calls % 3 == 0:
             question = f"Do these reports concern the same entity as this one: {fact}? No, they do not."
-        elif self.calls % 2:
-            question = f"Which is it, given that {fact}?"
+        elif self.calls % 2:   # without its names, so that only the form is wrong
+            question = f"Which is it, given that {self._without_names(fact)}?"
         else:
             question = f"Do these reports concern the same entity as this one: {fact}?"
         return Step(json.dumps({"question": question}))
@@ -815,6 +878,21 @@ def test_a_names_kind_depends_on_its_own_context_not_on_earlier_calls() -> None:
     assert first("Jordan", context) == "organisation"
     assert second("Jordan", "Jordan scored twice.") == "person"     # another context first
     assert second("Jordan", context) == "organisation"             # no answer is carried over
+
+
+def test_a_names_kind_is_its_claims_majority_reading() -> None:
+    from types import SimpleNamespace
+
+    from mhgraph.generate.kinds import EntityKinds
+
+    def nlp(text: str):   # "Jordan" read as a place where the sentence says "in", else as a person
+        return SimpleNamespace(ents=[SimpleNamespace(text="Jordan", label_="GPE" if " in " in text else "PERSON")])
+
+    kinds = EntityKinds(nlp, sentences={"Jordan": ["Jordan scored.", "Jordan won in Lyon.", "Jordan retired."]})
+    assert kinds("Jordan", "Jordan won in Lyon.") == "person"           # two of three, whatever sentence is at hand
+    split = EntityKinds(nlp, sentences={"Jordan": ["Jordan scored.", "Jordan won in Lyon."]})
+    assert split("Jordan") == "entity"                                  # no majority: vaguer, not wrong
+    assert kinds("Solenne Labs", "Solenne Labs said.") == "organisation"   # its last word says so
 
 
 def test_story_grouping_joins_the_articles_of_one_story_and_random_grouping_any() -> None:
@@ -974,6 +1052,18 @@ def test_described_headlines_and_clues_never_give_away_a_hidden_name() -> None:
     title = "Officials in the city said they would help the farmers today and tomorrow morning"
     assert writer.headline(title, None) == writer.headline(title + ".", None) == \
         "Officials in the city said they would help the farmers"
+
+
+def test_a_difficulty_range_keeps_only_questions_with_a_difficulty_in_it(sample_claims, offline, tmp_path) -> None:
+    from mhgraph.generate.report import summary_lines
+
+    out = tmp_path / "ranged.json"
+    questions, summary = _generate(offline, out, n=12, difficulty="1-2.5")   # every type asked, null too
+    assert questions and all(1 <= q["difficulty"]["value"] <= 2.5 for q in questions)
+    assert summary["checks"]["rejected"]["no difficulty (no evidence) under a difficulty range"] > 0
+    none, summary = _generate(offline, tmp_path / "none.json", n=4, difficulty="-20--10")
+    assert none == [] and summary["difficulty"]["mean"] is None
+    assert "  difficulty D       mean -; -" in summary_lines(summary, out, out)
 
 
 def test_similarity_weight_sets_each_questions_difficulty(sample_claims, settings, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ first unless it is there or --no-build is given)."""
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 import time
@@ -23,7 +24,7 @@ from mhgraph.errors import MhgraphError
 from mhgraph.eval.answers import official_correct
 from mhgraph.generate.candidate import INFERENCE, MHTS, MULTIHOP_RAG, NULL, NULL_ANSWER
 from mhgraph.generate.groups import BridgeGroups
-from mhgraph.generate.kinds import EntityKinds
+from mhgraph.generate.kinds import EntityKinds, claim_sentences
 from mhgraph.generate.pipeline import Generator, partial_path, public, summarise
 from mhgraph.generate.pool import ClaimPool
 from mhgraph.generate.request import GenerateRequest
@@ -31,6 +32,8 @@ from mhgraph.generate.trees import ClaimTrees
 from mhgraph.generate.writers import ModelWriter, make_writer
 from mhgraph.graph.connection import connect
 from mhgraph.graph.context import GraphContext
+from mhgraph.ingest.corpus import named_json_lines
+from mhgraph.ingest.textfile import is_gzip
 from mhgraph.llm import LLMError, load_llm
 from mhgraph.retrieval.registry import question_embedder
 
@@ -46,13 +49,26 @@ def summary_path(out: Path) -> Path:
     return out.with_name(out.stem + ".summary.json")
 
 
+def write_questions(out: Path, records: list[dict[str, Any]]) -> None:
+    """`records` in the form `out`'s name says, as the questions reader reads it: JSON Lines for
+    .jsonl / .ndjson, else a JSON list; gzipped for a .gz name (no timestamp: a rerun writes the same
+    bytes)."""
+    if named_json_lines(out):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    else:
+        text = json.dumps(records, indent=2, ensure_ascii=False) + "\n"
+    data = text.encode("utf-8")
+    out.write_bytes(gzip.compress(data, mtime=0) if is_gzip(out) else data)
+
+
 def check_writable(out: Path) -> None:
     """Before any work: the output's folder exists and can be written (one line otherwise)."""
     folder = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
         raise MhgraphError(f"{out}: is a folder; give a file name for the questions")
     if not folder.is_dir():
-        raise MhgraphError(f"{out}: folder {folder} does not exist")
+        raise MhgraphError(f"{out}: {folder} is a file, not a folder" if folder.exists()
+                           else f"{out}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise MhgraphError(f"{out}: cannot write here (permission denied)")
 
@@ -89,7 +105,7 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
         timings["load"] = time.perf_counter() - t
         llm = load_llm(settings, cache=cache)
         writer = make_writer(llm, request.wording)
-        kinds = EntityKinds()
+        kinds = EntityKinds(sentences=claim_sentences(pool.claims))   # each target's kind by its claims' majority
         groups = BridgeGroups(pool, kinds, request.seed, request.hops, grouping=request.grouping,
                               coherence=request.coherence)
         trees: list[ClaimTrees] = []
@@ -131,8 +147,7 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
         summary["model_usage"] = llm.usage.as_dict()
     summary["seconds"]["total"] = round(time.perf_counter() - started, 2)
     try:
-        out.write_text(json.dumps([public(r) for r in generation.records], indent=2, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
+        write_questions(out, [public(r) for r in generation.records])
         summary_path(out).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     except OSError as exc:
         raise MhgraphError(f"{out}: cannot write ({exc.strerror or exc}); the questions are kept in "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from mhgraph.cli.root import (
     similarity_weight_option,
 )
 from mhgraph.errors import MhgraphError
+from mhgraph.generate.pipeline import partial_path
 from mhgraph.generate.report import summary_lines
 from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, GenerateRequest
 
@@ -23,7 +25,8 @@ from mhgraph.generate.request import CONSTRUCTIONS, GROUPINGS, WORDINGS, Generat
 @cli.command("generate")
 @click.option("--corpus", help="Corpus to write questions about (default: the graph's only corpus).")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
-              help="Questions file to write (MultiHop-RAG's format; its summary goes beside it as NAME.summary.json).")
+              help="Questions file to write (MultiHop-RAG's format: JSON Lines for a .jsonl or .ndjson name, gzipped "
+                   "for .gz; its summary goes beside it as NAME.summary.json).")
 @click.option("--n", "n", default=500, show_default=True, type=click.IntRange(min=1), help="Questions to write.")
 @click.option("--types", default="inference,comparison,temporal,null", show_default=True,
               help="Question types, comma-separated; split by MultiHop-RAG's published shares.")
@@ -76,5 +79,12 @@ def generate(ctx: click.Context, corpus: str | None, out: Path, n: int, types: s
         raise MhgraphError(f"--{field.replace('_', '-')}: {message}") from None
     settings = settings_from(ctx, corpus=corpus, llm_backend=llm_backend, llm_model=llm_model)
     status = (lambda message: None) if no_progress else (lambda message: click.echo(message, err=True))
-    made = generate_questions(settings, request, out, build=not no_build, cache=not no_cache, status=status)
+    try:
+        made = generate_questions(settings, request, out, build=not no_build, cache=not no_cache, status=status)
+    except KeyboardInterrupt:
+        if not partial_path(out).is_file():
+            raise
+        click.echo(f"interrupted: the decisions made so far are kept in {partial_path(out)}; run the same command "
+                   "again to resume", err=True)
+        sys.exit(130)
     click.echo("\n".join(summary_lines(made.summary, made.path, made.summary_path)))

@@ -1,19 +1,40 @@
 """What kind of thing a bridge-target names (a person, an organisation, a place, ...), by spaCy's
-named-entity recogniser run on a sentence that names it (else on the name alone): templates ask "which person" or "which organisation",
-comparisons pair targets of one kind, and null questions invent names of that kind."""
+named-entity recogniser: templates ask "which person" or "which organisation", comparisons pair
+targets of one kind, and null questions invent names of that kind.
+
+One sentence is a weak witness (the small model reads a footballer's surname as a place in one
+sentence and as a person in the next), so with the corpus's claims at hand the kind is the one
+most of the claims naming the target give it (up to MAX_VOTES of them), and plain "entity" where
+no kind holds a majority: a question that asks "which entity" is vaguer, not wrong. A name that
+ends in a legal form or a word such as "Labs" or "Bank" is an organisation."""
 
 from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 from mhgraph.claims.extract import load_pipeline
 
 KINDS = {"PERSON": "person", "ORG": "organisation", "GPE": "place", "LOC": "place", "FAC": "place",
          "PRODUCT": "product", "EVENT": "event", "WORK_OF_ART": "work", "LAW": "law", "NORP": "group"}
 DEFAULT_KIND = "entity"
+MAX_VOTES = 9    # sentences read per target name (its claims in id order): enough for a majority
+# a name that ends in one of these words names an organisation whatever one sentence's reading says
+# (the small model reads "Solenne Labs" as a person): legal forms and the commonest kinds of body
+_ORGANISATION_WORD = re.compile(
+    r"\b(?:inc|incorporated|corp|corporation|co|ltd|limited|llc|plc|gmbh|ag|sa|labs?|group|holdings|bank|"
+    r"technologies|systems|pharmaceuticals|therapeutics|motors|airlines|robotics|university|institute|"
+    r"foundation|association|agency|ministry|department|council|committee|commission|party|capital|partners|"
+    r"ventures|studios|entertainment)\.?$", re.IGNORECASE)
 
 
 class EntityKinds:
-    def __init__(self, nlp=None) -> None:
+    def __init__(self, nlp=None, sentences: Mapping[str, Sequence[str]] | None = None) -> None:
+        """`sentences`: target name -> the texts of the claims about it (in a fixed order); without
+        them a name's kind is read in the one sentence a caller gives."""
         self._nlp = nlp
+        self._sentences = sentences or {}
         self._seen: dict[tuple[str, str | None], str] = {}
 
     @property
@@ -23,17 +44,36 @@ class EntityKinds:
         return self._nlp
 
     def __call__(self, name: str, context: str | None = None) -> str:
-        """The kind of `name`, read where it is used (`context`, a sentence naming it: the name alone
-        is often misread) when given. Kept per name and context, so that a candidate's kind depends
-        on its own claim only, not on which candidates were looked at before it (a run asking
-        fewer questions of one type would otherwise word the next type's questions differently)."""
-        key = (name, context)
+        """The kind of `name`: the majority of its claims' readings when they are known, else its
+        reading in `context` (a sentence naming it: the name alone is often misread), else in the
+        name alone. Kept per name (and context), so that a candidate's kind does not depend on which
+        candidates were looked at before it (a run asking fewer questions of one type would
+        otherwise word the next type's questions differently)."""
+        claims = list(self._sentences.get(name, ()))[:MAX_VOTES]
+        key = (name, None if claims else context)
+        if key not in self._seen and _ORGANISATION_WORD.search(name):   # "Veltrix Robotics Inc.", "Solenne Labs"
+            self._seen[key] = "organisation"
         if key not in self._seen:
-            label = None
-            for text in ([context] if context else []) + [name]:
-                ents = [e for e in self.nlp(text).ents if e.text.strip() == name.strip()]
-                if ents:
-                    label = ents[0].label_
-                    break
-            self._seen[key] = KINDS.get(label or "", DEFAULT_KIND)
+            texts = claims or ([context] if context else [])
+            votes = Counter(label for text in texts if (label := _label(name, self.nlp(text))))
+            if not votes and (label := _label(name, self.nlp(name))):
+                votes[label] += 1
+            top, count = votes.most_common(1)[0] if votes else (None, 0)
+            self._seen[key] = KINDS.get(top or "", DEFAULT_KIND) if count * 2 > sum(votes.values()) else DEFAULT_KIND
         return self._seen[key]
+
+
+
+def _label(name: str, doc) -> str | None:
+    """The label spaCy gives `name` in `doc` where it names it whole (None where it does not)."""
+    return next((e.label_ for e in doc.ents if e.text.strip() == name.strip()), None)
+
+
+def claim_sentences(claims: Mapping[str, object]) -> dict[str, list[str]]:
+    """Target name -> the texts of its claims, in claim id order (a ClaimPool's `claims`)."""
+    out: dict[str, list[str]] = {}
+    for claim_id in sorted(claims):
+        claim = claims[claim_id]
+        if claim.target:
+            out.setdefault(claim.target, []).append(claim.text)
+    return out

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from mhgraph.benchmark import question_id
 from mhgraph.errors import MhgraphError
 from mhgraph.eval.difficulty import LAMBDA, bin_label, bin_labels, report_edges
 from mhgraph.eval.gold import contains_fact, normalise
@@ -201,8 +202,8 @@ class Generator:
                                f"{state.path}: run the same command again to resume") from None
         finally:
             state.close(finished=False)   # the partial file goes once the questions file is written
-        for number, record in enumerate(records, start=1):
-            record["id"] = f"g{number:04d}-{record['_key'][:6]}"
+        for number, record in enumerate(records, start=1):   # the id eval gives the question (benchmark.py)
+            record["id"] = question_id(number, record["query"])
         if not self.pool.has_dates and "temporal" in request.types:
             notes.append("temporal: skipped, the corpus's documents have no publication dates")
         if not self.pool.has_sources:
@@ -263,6 +264,8 @@ class Generator:
                 difficulty["similarity_weight"] = weight
             if request.difficulty and not request.difficulty[0] <= difficulty["value"] <= request.difficulty[1]:
                 raise Rejected("difficulty outside the requested range")
+        elif request.difficulty:   # a null question has no evidence, so no D to lie in the range
+            raise Rejected("no difficulty (no evidence) under a difficulty range")
         if len(pool.chunk_ids):
             best_score = round(float(np.max(pool.chunk_vectors @ vector)), 4)
         self.kept_vectors.append(vector)

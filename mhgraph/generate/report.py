@@ -19,7 +19,8 @@ def summary_lines(summary: dict[str, Any], path: Path, summary_path: Path) -> li
     bins = summary["difficulty"]["bins"]
     weight = summary["difficulty"].get("similarity_weight", LAMBDA)
     shown = "" if weight == LAMBDA else f"(lambda {weight:g}) "
-    lines.append(f"  difficulty D       {shown}mean {summary['difficulty']['mean']}; "
+    mean = summary["difficulty"]["mean"]
+    lines.append(f"  difficulty D       {shown}mean {'-' if mean is None else mean}; "
                  f"{', '.join(f'{k} {v}' for k, v in bins.items()) or '-'}")
     share = checks["verbatim_share"]
     lines.append(f"  facts verbatim     {checks['facts_verbatim']} of {checks['facts']}"

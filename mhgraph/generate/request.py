@@ -48,10 +48,12 @@ class GenerateRequest(BaseModel):
     @classmethod
     def _types(cls, value):
         items = [v.strip() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
+        # the file's own names too ('inference_query'), as eval --types takes both
+        items = [v.removesuffix("_query") if v.removesuffix("_query") in TYPE_NAMES else v for v in items]
         unknown = [v for v in items if v not in TYPE_NAMES]
         if unknown or not items:
             raise ValueError(f"unknown question type {', '.join(unknown) or '(none)'}; choose from "
-                             f"{', '.join(TYPE_NAMES)}")
+                             f"{', '.join(TYPE_NAMES)} (or with '_query')")
         return tuple(dict.fromkeys(items))
 
     @field_validator("hops", "difficulty", mode="before")

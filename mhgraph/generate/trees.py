@@ -64,7 +64,8 @@ class ClaimTrees:
         if len(ids) > MAX_CLAIMS:
             ids = sorted(rng.choice(ids, size=MAX_CLAIMS, replace=False).tolist())
         self.ids = ids
-        self.components = components or auto_components(len(ids))
+        # no more components than claims (what the mixture is fitted with, and what the note reports)
+        self.components = max(1, min(components or auto_components(len(ids)), len(ids)))
         self.vectors = pool.claim_vectors(driver, database, ids) if ids else np.zeros((0, 1), dtype=np.float32)
         self.clusters = mixture_clusters(self.vectors, self.components, theta, seed) if len(ids) >= 2 else []
 

@@ -38,7 +38,7 @@ from mhgraph.llm.base import LLMOutputError
 
 OFFLINE_LABEL = "offline templates"
 PROMPT_VERSION = "generate-v2"
-TEMPLATE_VERSION = "templates-v3"
+TEMPLATE_VERSION = "templates-v4"   # v4: a target's kind (which person, which place) by its claims' majority
 GIST_WORDS = 16
 LEADING = frozenset({"The", "A", "An", "This", "That", "These", "Those"})
 WORD = re.compile(r"\w+")
@@ -252,7 +252,7 @@ class DescribedTemplates(OfflineTemplates):
     the claim layer is not handed the key the question was built from."""
 
     label = OFFLINE_LABEL
-    prompt_version = "templates-described-v1"
+    prompt_version = "templates-described-v2"   # v2: kinds as TEMPLATE_VERSION v4 reads them
     HEADLINE_WORDS = 10
     CLUES = 3
     SKIP = frozenset({"DATE", "TIME", "ORDINAL"})

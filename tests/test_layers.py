@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mhgraph"
 
 # bottom up; a module may import its own layer and those below (docs/architecture.md draws them)
 LAYERS: list[tuple[str, ...]] = [
-    ("types", "errors", "markdown", "text"),
+    ("types", "errors", "markdown", "text", "wording"),
     ("options", "config", "cypher", "maven", "server", "graph", "embeddings", "llm", "ingest", "benchmark",
      "engine"),
     ("filters", "rerank", "training", "treehop", "reasoning", "claims", "traversal", "answer"),

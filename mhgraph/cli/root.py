@@ -4,6 +4,7 @@ reporting of `main`; each command group lives in its own module beside this one.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import warnings
 from importlib import resources
@@ -12,6 +13,7 @@ from pathlib import Path
 import click
 from neo4j.exceptions import DriverError, Neo4jError
 
+from mhgraph.benchmark import default_questions_path
 from mhgraph.cli.reference import configuration_markdown
 from mhgraph.config import LLM_BACKENDS, Settings, default_config_path, load_settings
 from mhgraph.engine import ENGINES
@@ -36,10 +38,6 @@ def check_models_folder(out: Path) -> None:
 def question_flags(sample: bool, corpus: str, questions: Path) -> str:
     """The flags naming the questions a model was trained on and their corpus, for the eval command
     a trainer prints (the default questions file goes unsaid)."""
-    import shlex
-
-    from mhgraph.benchmark import default_questions_path
-
     if sample:
         return "--sample"
     return f"--corpus {shlex.quote(corpus)}" + ("" if questions == default_questions_path()

@@ -132,11 +132,20 @@ def test_a_run_id_given_again_replaces_the_run_and_says_so(sample_graph, setting
     evaluate(settings, sample_graph, first)
     (tmp_path / "again" / "calibration.json").write_text("{}")    # what 'runs calibrate' leaves in a run's folder
     with pytest.warns(UserWarning, match=r"^run 'again' replaces the stored run of that id \(vector on corpus "
-                                         r"'sample', \d{4}-.*\), its folder and its traces, once it finishes$"):
+                                         r"'sample', \d{4}-.*\) once it finishes$"):
         evaluate(settings, sample_graph, replace(first, method="bm25"))
     assert not (tmp_path / "again" / "calibration.json").exists()
     assert json.loads((tmp_path / "again" / "report.json").read_text())["method"] == "bm25"
     assert q(sample_graph, settings, "MATCH (r:EvalRun {id: 'again'}) RETURN r.method AS m") == [{"m": "bm25"}]
+    # a folder of that name that is no run of it is left alone (its files stay beside the run's)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "results.json").write_text("[]")
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    evaluate(settings, sample_graph, replace(first, run_id="mine", trace=False))
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
+    # untraced, the replaced run's traces go too: no stored run of that id but the new folder
+    evaluate(settings, sample_graph, replace(first, run_id="again", trace=False))
+    assert q(sample_graph, settings, "MATCH (r:EvalRun {id: 'again'}) RETURN count(r) AS n") == [{"n": 0}]
 
 
 def test_delete_run_keeps_other_runs(sample_graph, settings, tmp_path: Path) -> None:
@@ -187,8 +196,11 @@ def test_compare_says_when_runs_asked_different_questions(runs, tmp_path: Path) 
 
     one, other = runs["vector"].summary, {**runs["bm25"].summary, "questions_file": "mine.json", "label": "mine"}
     markdown, _ = compare([one, other], tmp_path)
-    assert (f"- **not like for like**: the runs asked different questions ({one['label']}: "
-            f"{one['questions_file']}, mine: mine.json)") in markdown.splitlines()
+    assert (f"- **not like for like**: the runs asked different questions ({one['run_id']}: "
+            f"{one['questions_file']}, {other['run_id']}: mine.json)") in markdown.splitlines()
+    # runs of one label (made without --run-id, by method and settings) are told apart too
+    unnamed = [{**one, "run_id": None, "label": "bm25"}, {**other, "run_id": None, "label": "bm25"}]
+    assert "asked different questions (bm25: " in compare(unnamed, tmp_path)[0]
     assert "searched different corpora" not in markdown
 
 

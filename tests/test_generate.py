@@ -1059,8 +1059,14 @@ def test_a_difficulty_range_keeps_only_questions_with_a_difficulty_in_it(sample_
 
     out = tmp_path / "ranged.json"
     questions, summary = _generate(offline, out, n=12, difficulty="1-2.5")   # every type asked, null too
-    assert questions and all(1 <= q["difficulty"]["value"] <= 2.5 for q in questions)
-    assert summary["checks"]["rejected"]["no difficulty (no evidence) under a difficulty range"] > 0
+    assert questions and all(q["difficulty"] and 1 <= q["difficulty"]["value"] <= 2.5 for q in questions)
+    # null questions (no evidence, no D) are not asked for, and the summary says so
+    assert "null: skipped, a null question has no difficulty D to lie in --difficulty" in summary["notes"]
+    assert "null_query" not in summary["by_type"]
+    from mhgraph.errors import MhgraphError
+
+    with pytest.raises(MhgraphError, match=r"^--difficulty: null questions have no evidence"):
+        _generate(offline, tmp_path / "nulls.json", n=4, types="null", difficulty="1-2.5")
     none, summary = _generate(offline, tmp_path / "none.json", n=4, difficulty="-20--10")
     assert none == [] and summary["difficulty"]["mean"] is None
     assert "  difficulty D       mean -; -" in summary_lines(summary, out, out)

@@ -111,6 +111,8 @@ def test_the_eval_command_a_trainer_prints_names_its_questions_and_corpus() -> N
     assert question_flags(False, "mine", Path("my questions.json")) == "--corpus mine --questions 'my questions.json'"
     assert question_flags(False, "multihop-rag", default_questions_path()) == "--corpus multihop-rag"
     assert question_flags(True, "sample", Path("whatever.json")) == "--sample"
+    # --sample's questions trained on another corpus: that corpus, and the questions by their path
+    assert question_flags(True, "other", Path("q.json")) == "--corpus other --questions q.json"
 
 
 def test_the_fold_loop_trains_each_model_on_what_it_may_see(tmp_path) -> None:

@@ -61,6 +61,18 @@ def write_questions(out: Path, records: list[dict[str, Any]]) -> None:
     out.write_bytes(gzip.compress(data, mtime=0) if is_gzip(out) else data)
 
 
+def _without_nulls_under_a_range(request: GenerateRequest) -> tuple[GenerateRequest, list[str]]:
+    """A null question has no evidence, so no difficulty D to lie in --difficulty: under a range it
+    is not asked for (its share goes to the other types), with a note, rather than written and dropped."""
+    if request.difficulty is None or "null" not in request.types:
+        return request, []
+    if request.types == ("null",):
+        raise MhgraphError("--difficulty: null questions have no evidence, so no difficulty D to lie in a range; "
+                           "leave out --difficulty or ask for other types")
+    return (request.model_copy(update={"types": tuple(t for t in request.types if t != "null")}),
+            ["null: skipped, a null question has no difficulty D to lie in --difficulty"])
+
+
 def check_writable(out: Path) -> None:
     """Before any work: the output's folder exists and can be written (one line otherwise)."""
     folder = out.parent if str(out.parent) else Path(".")
@@ -126,9 +138,11 @@ def generate_questions(settings: Settings, request: GenerateRequest, out: Path, 
             constructions[MULTIHOP_RAG] = groups.candidates
         if request.construction in ("mhts", "both"):
             constructions[MHTS] = mhts
+        request, skipped = _without_nulls_under_a_range(request)
         generator = Generator(pool, writer, embedder.embed_query, request, constructions=constructions,
                               claims_by=state["extractors"], embedding_model=embedder.model_name)
         generation = generator.run(out, progress=status)
+        generation.notes.extend(skipped)
     generation.seconds.update(timings)
     answerable = None
     if isinstance(writer, ModelWriter) and request.answer_check:

@@ -84,8 +84,9 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         else:
             ctx.invoke(runs_cli.delete_cmd, run=delete_run)
         return
+    named = corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None)   # '' is refused, not unset
     settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model,
-                             corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None), llm_backend=llm_backend,
+                             corpus=named, llm_backend=llm_backend,
                              llm_model=llm_model)
     if not method:
         raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")

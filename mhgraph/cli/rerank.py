@@ -79,7 +79,8 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: 
     if no_final and only_final:
         raise MhgraphError("--no-final and --only-final exclude each other (the fold models alone, or the model "
                            "on every question alone)")
-    settings = settings_from(ctx, pop_method_flags(metarag), corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None))
+    named = corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None)   # '' is refused, not unset
+    settings = settings_from(ctx, pop_method_flags(metarag), corpus=named)
     # candidates as the search gives them: no reranker
     search = registry.options_for(settings, SEARCH).model_copy(update={"reranker": None, "rerank": False})
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()

@@ -38,7 +38,7 @@ def check_models_folder(out: Path) -> None:
 def question_flags(sample: bool, corpus: str, questions: Path) -> str:
     """The flags naming the questions a model was trained on and their corpus, for the eval command
     a trainer prints (the default questions file goes unsaid)."""
-    if sample:
+    if sample and corpus == SAMPLE_CORPUS_NAME:
         return "--sample"
     return f"--corpus {shlex.quote(corpus)}" + ("" if questions == default_questions_path()
                                                 else f" --questions {shlex.quote(str(questions))}")

@@ -62,7 +62,7 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     if no_progress:
         quiet_progress()
     check_models_folder(out)
-    settings = settings_from(ctx, corpus=corpus or (SAMPLE_CORPUS_NAME if sample else None),
+    settings = settings_from(ctx, corpus=corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None),
                              embedding_model=embedding_model)
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
     terms_kept = kept_terms(tuple(t.strip() for t in terms.split(",") if t.strip()))   # before any data is gathered

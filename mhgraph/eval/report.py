@@ -284,7 +284,7 @@ def _draw_f1(ax, summaries: Sequence[Summary]) -> None:
         hops = s["overall"]["hops"]
         ax.plot([h["hop"] for h in hops], [h["f1"] for h in hops], marker="o", label=s["label"])
     # at least one hop on the axis: a run of null questions alone has none to draw
-    r_max = max(1, *(len(s["overall"]["hops"]) for s in summaries))
+    r_max = max(1, max((len(s["overall"]["hops"]) for s in summaries), default=0))
     ax.set_xticks(range(1, r_max + 1))
     ax.set_xlim(0.5, r_max + 0.5)
     ax.set_xlabel("hop r")
@@ -364,10 +364,10 @@ def _mixed_notes(runs: Sequence[Summary]) -> list[str]:
     asked): figures on different questions or corpora are not one comparison."""
     notes = []
     for key, what in (("corpus", "searched different corpora"), ("questions_file", "asked different questions")):
-        seen = {s.get("label", "?"): s.get(key) for s in runs}
-        if len(set(seen.values())) > 1:
+        seen = [(s.get("run_id") or s.get("label", "?"), s.get(key)) for s in runs]   # labels may repeat
+        if len({value for _, value in seen}) > 1:
             notes.append(f"- **not like for like**: the runs {what} ("
-                         + ", ".join(f"{label}: {value or '-'}" for label, value in seen.items()) + ")")
+                         + ", ".join(f"{run}: {value or '-'}" for run, value in seen) + ")")
     return [*notes, ""] if notes else []
 
 

@@ -206,12 +206,22 @@ def _stored_run(driver: neo4j.Driver, database: str | None, run_id: str, run_dir
     if stored is None and (run_dir / "report.json").is_file():
         stored = (run_dir / "report.json").read_text(encoding="utf-8")
     if stored is None:
-        return "its folder" if (run_dir / "results.json").is_file() else None
+        return "a run's results in its folder" if (run_dir / "results.json").is_file() else None
     try:
         summary = json.loads(stored)
     except ValueError:
         return "a run"
     return f"{summary.get('method', '?')} on corpus '{summary.get('corpus') or '-'}', {summary.get('finished_at', '?')}"
+
+
+def _is_run_folder(run_dir: Path, run_id: str) -> bool:
+    """Whether `run_dir` is a stored run of this id (its report.json says so), so that replacing it
+    may remove the folder: never a folder of someone else's that happens to bear the name."""
+    try:
+        return (not run_dir.is_symlink() and run_dir.is_dir()
+                and json.loads((run_dir / "report.json").read_text(encoding="utf-8")).get("run_id") == run_id)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
@@ -268,8 +278,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     run_dir = options.runs_dir / run_id
     if options.run_id is not None and (stored := _stored_run(driver, database, run_id, run_dir)):
         # said before the searches, so that a run id given by mistake can be stopped in time
-        warnings.warn(f"run '{run_id}' replaces the stored run of that id ({stored}), its folder and its traces, "
-                      "once it finishes", stacklevel=2)
+        warnings.warn(f"run '{run_id}' replaces the stored run of that id ({stored}) once it finishes",
+                      stacklevel=2)
     t0 = time.perf_counter()
     if options.engine == "ray":
         results = search_on_ray(settings, corpus, options.method, questions, options.top_k,
@@ -326,8 +336,10 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
                                         official_unmatched=[asdict(u) for u in reachable.unmatched])
         summary["gold_coverage"]["lines"] += reachable.lines()
 
-    if (run_dir / "report.json").is_file() or (run_dir / "results.json").is_file():
+    if _is_run_folder(run_dir, run_id):
         shutil.rmtree(run_dir)   # the replaced run's files (its plots, a calibration) go with it
+    if not options.trace and traces.run_summary(driver, database, run_id) is not None:
+        traces.delete_run(driver, database, run_id)   # not left beside the new folder as if it were this run
     run_dir.mkdir(parents=True, exist_ok=True)
     files = write_report(summary, run_dir)
     by_id = {r.question_id: r for r in records}

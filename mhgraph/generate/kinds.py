@@ -6,7 +6,8 @@ One sentence is a weak witness (the small model reads a footballer's surname as 
 sentence and as a person in the next), so with the corpus's claims at hand the kind is the one
 most of the claims naming the target give it (up to MAX_VOTES of them), and plain "entity" where
 no kind holds a majority: a question that asks "which entity" is vaguer, not wrong. A name that
-ends in a legal form or a word such as "Labs" or "Bank" is an organisation."""
+ends in a legal form or a word such as "Labs" or "Bank" is an organisation, unless its claims
+read it as a place ("West Bank")."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ MAX_VOTES = 9    # sentences read per target name (its claims in id order): enou
 # a name that ends in one of these words names an organisation whatever one sentence's reading says
 # (the small model reads "Solenne Labs" as a person): legal forms and the commonest kinds of body
 _ORGANISATION_WORD = re.compile(
-    r"\b(?:inc|incorporated|corp|corporation|co|ltd|limited|llc|plc|gmbh|ag|sa|labs?|group|holdings|bank|"
+    r"(?<=\w )(?:inc|incorporated|corp|corporation|co|ltd|limited|llc|plc|gmbh|ag|sa|labs?|group|holdings|bank|"
     r"technologies|systems|pharmaceuticals|therapeutics|motors|airlines|robotics|university|institute|"
     r"foundation|association|agency|ministry|department|council|committee|commission|party|capital|partners|"
     r"ventures|studios|entertainment)\.?$", re.IGNORECASE)
@@ -51,17 +52,17 @@ class EntityKinds:
         otherwise word the next type's questions differently)."""
         claims = list(self._sentences.get(name, ()))[:MAX_VOTES]
         key = (name, None if claims else context)
-        if key not in self._seen and _ORGANISATION_WORD.search(name):   # "Veltrix Robotics Inc.", "Solenne Labs"
-            self._seen[key] = "organisation"
         if key not in self._seen:
             texts = claims or ([context] if context else [])
             votes = Counter(label for text in texts if (label := _label(name, self.nlp(text))))
             if not votes and (label := _label(name, self.nlp(name))):
                 votes[label] += 1
             top, count = votes.most_common(1)[0] if votes else (None, 0)
-            self._seen[key] = KINDS.get(top or "", DEFAULT_KIND) if count * 2 > sum(votes.values()) else DEFAULT_KIND
+            kind = KINDS.get(top or "", DEFAULT_KIND) if count * 2 > sum(votes.values()) else DEFAULT_KIND
+            if _ORGANISATION_WORD.search(name) and kind != "place":   # "Solenne Labs"; not "West Bank"
+                kind = "organisation"
+            self._seen[key] = kind
         return self._seen[key]
-
 
 
 def _label(name: str, doc) -> str | None:

@@ -114,6 +114,8 @@ def release_file(driver: neo4j.Driver, database: str | None, corpus: str, file: 
     if shared:
         driver.execute_query(cypher.load("documents/drop_file"), ids=shared, file=file, database_=database)
     removal = delete_documents(driver, database, corpus, only)
+    if shared and not only:   # delete_documents tidies the corpus's files only when it deleted some
+        driver.execute_query(cypher.load("corpora/drop_unheld_files"), corpus=corpus, database_=database)
     removal.kept = len(shared)
     return removal
 

@@ -9,8 +9,8 @@ import click
 from mhgraph.benchmark import default_questions_path
 from mhgraph.cli.method_options import method_choice, method_options, pop_method_flags, warn_of_unread_flags
 from mhgraph.cli.root import (
-    SAMPLE_CORPUS_NAME,
     cli,
+    corpus_flag,
     engine_options,
     llm_options,
     quiet_progress,
@@ -84,9 +84,8 @@ def eval_cmd(ctx: click.Context, runs: tuple[str, ...], method: str | None, top_
         else:
             ctx.invoke(runs_cli.delete_cmd, run=delete_run)
         return
-    named = corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None)   # '' is refused, not unset
     settings = settings_from(ctx, pop_method_flags(method_flags), embedding_model=embedding_model,
-                             corpus=named, llm_backend=llm_backend,
+                             corpus=corpus_flag(corpus, sample), llm_backend=llm_backend,
                              llm_model=llm_model)
     if not method:
         raise click.UsageError("give --method (or --compare / --list-runs / --delete-run)")

@@ -73,14 +73,13 @@ def train_cmd(ctx: click.Context, out: Path, backbone: str, folds: int, layers: 
     """Train a cross-encoder on (question, chunk) pairs: gold chunks against the near misses of
     the metarag search as configured, one model per fold plus one on every question."""
     from mhgraph.app.training import reranker_data  # torch
-    from mhgraph.cli.root import SAMPLE_CORPUS_NAME, check_models_folder, question_flags, sample_corpus_path
+    from mhgraph.cli.root import check_models_folder, corpus_flag, question_flags, sample_corpus_path
 
     check_models_folder(out)
     if no_final and only_final:
         raise MhgraphError("--no-final and --only-final exclude each other (the fold models alone, or the model "
                            "on every question alone)")
-    named = corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None)   # '' is refused, not unset
-    settings = settings_from(ctx, pop_method_flags(metarag), corpus=named)
+    settings = settings_from(ctx, pop_method_flags(metarag), corpus=corpus_flag(corpus, sample))
     # candidates as the search gives them: no reranker
     search = registry.options_for(settings, SEARCH).model_copy(update={"reranker": None, "rerank": False})
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()

@@ -29,6 +29,12 @@ def sample_corpus_path() -> Path:
     return Path(str(resources.files("mhgraph").joinpath(SAMPLE_CORPUS)))
 
 
+def corpus_flag(corpus: str | None, sample: bool) -> str | None:
+    """The corpus a command with --corpus and --sample names: --corpus as given ('' too, which the
+    settings refuse as a name rather than read as unset), else the sample's with --sample."""
+    return corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None)
+
+
 def check_models_folder(out: Path) -> None:
     """--out of a trainer: a folder, new or not; a file there is refused before any work."""
     if out.exists() and not out.is_dir():

@@ -55,14 +55,14 @@ def train_cmd(ctx: click.Context, out: Path, folds: int, epochs: int, patience: 
     """Train the UpdateGate on (question, gold chunk) -> other gold chunk examples, one model per
     fold plus one on every question; InfoNCE against near misses and in-batch negatives."""
     from mhgraph.app.training import treehop_data  # torch
-    from mhgraph.cli.root import SAMPLE_CORPUS_NAME, check_models_folder, question_flags, sample_corpus_path
+    from mhgraph.cli.root import check_models_folder, corpus_flag, question_flags, sample_corpus_path
     from mhgraph.training.treehop import TrainingOptions, train_treehop
     from mhgraph.treehop.model import kept_terms
 
     if no_progress:
         quiet_progress()
     check_models_folder(out)
-    settings = settings_from(ctx, corpus=corpus if corpus is not None else (SAMPLE_CORPUS_NAME if sample else None),
+    settings = settings_from(ctx, corpus=corpus_flag(corpus, sample),
                              embedding_model=embedding_model)
     path = sample_corpus_path().with_name("questions.json") if sample else questions_path or default_questions_path()
     terms_kept = kept_terms(tuple(t.strip() for t in terms.split(",") if t.strip()))   # before any data is gathered

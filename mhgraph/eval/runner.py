@@ -276,7 +276,8 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
     started_at = datetime.now(timezone.utc)
     run_id = options.run_id or f"{options.method}-k{options.top_k}-{started_at:%Y%m%dT%H%M%S%f}"[:-3]
     run_dir = options.runs_dir / run_id
-    if options.run_id is not None and (stored := _stored_run(driver, database, run_id, run_dir)):
+    stored = _stored_run(driver, database, run_id, run_dir) if options.run_id is not None else None
+    if stored:
         # said before the searches, so that a run id given by mistake can be stopped in time
         warnings.warn(f"run '{run_id}' replaces the stored run of that id ({stored}) once it finishes",
                       stacklevel=2)
@@ -338,7 +339,7 @@ def evaluate(settings: Settings, driver: neo4j.Driver, options: EvalOptions,
 
     if _is_run_folder(run_dir, run_id):
         shutil.rmtree(run_dir)   # the replaced run's files (its plots, a calibration) go with it
-    if not options.trace and traces.run_summary(driver, database, run_id) is not None:
+    if not options.trace and stored:   # traced runs replace their stored one as they are written
         traces.delete_run(driver, database, run_id)   # not left beside the new folder as if it were this run
     run_dir.mkdir(parents=True, exist_ok=True)
     files = write_report(summary, run_dir)
